@@ -1,0 +1,195 @@
+"""The message model: what the REPL history holds (SPEC R2.1-R2.2).
+
+Content blocks mirror the Anthropic Messages API one to one, so converting a history entry
+to a wire message is a `model_dump`. History entries add what the API does not know: a uuid,
+a parent, a timestamp, the session, and flags such as `is_meta`.
+"""
+
+from __future__ import annotations
+
+import uuid as uuid_module
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Block(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TextBlock(_Block):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ImageBlock(_Block):
+    type: Literal["image"] = "image"
+    # {"type": "base64", "media_type": "image/png", "data": "..."} or {"type": "url", "url": "..."}
+    source: dict[str, Any]
+
+
+class DocumentBlock(_Block):
+    type: Literal["document"] = "document"
+    source: dict[str, Any]
+    title: str | None = None
+
+
+class ToolUseBlock(_Block):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+ToolResultContentBlock = Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]
+
+
+class ToolResultBlock(_Block):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str | list[ToolResultContentBlock] = ""
+    is_error: bool = False
+
+    def text(self) -> str:
+        """The result's text, with non-text blocks left out."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def has_image(self) -> bool:
+        return not isinstance(self.content, str) and any(isinstance(b, ImageBlock) for b in self.content)
+
+
+class ThinkingBlock(_Block):
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(_Block):
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+ContentBlock = Annotated[
+    TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock,
+    Field(discriminator="type"),
+]
+
+
+class Usage(BaseModel):
+    """Token usage as the API reports it for one response."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    ephemeral_5m_input_tokens: int = 0
+    ephemeral_1h_input_tokens: int = 0
+    cache_deleted_input_tokens: int = 0
+
+    def total_input(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def context_tokens(self) -> int:
+        """What this response says the context holds: every input token plus the output."""
+        return self.total_input() + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
+
+
+def new_uuid() -> str:
+    return str(uuid_module.uuid4())
+
+
+def now_iso() -> str:
+    """ISO-8601 UTC with milliseconds and a Z, as Claude Code writes timestamps."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class _Entry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    uuid: str = Field(default_factory=new_uuid)
+    parent_uuid: str | None = None
+    timestamp: str = Field(default_factory=now_iso)
+    session_id: str = ""
+
+
+class UserMessage(_Entry):
+    type: Literal["user"] = "user"
+    content: str | list[ContentBlock]
+    # Injected by the system (reminders, re-injected files, command caveats), not typed by the user.
+    is_meta: bool = False
+    # The summary a compaction produced; it opens the view after a compact boundary.
+    is_compact_summary: bool = False
+    # A structured, tool-specific copy of a tool result (Claude Code's `toolUseResult`).
+    tool_use_result: Any = None
+    source_tool_use_id: str | None = None
+
+    def blocks(self) -> list[ContentBlock]:
+        if isinstance(self.content, str):
+            return [TextBlock(text=self.content)]
+        return list(self.content)
+
+    def tool_results(self) -> list[ToolResultBlock]:
+        return [b for b in self.blocks() if isinstance(b, ToolResultBlock)]
+
+    def is_tool_result(self) -> bool:
+        return not isinstance(self.content, str) and any(isinstance(b, ToolResultBlock) for b in self.content)
+
+    def text(self) -> str:
+        return "".join(b.text for b in self.blocks() if isinstance(b, TextBlock))
+
+
+class AssistantMessage(_Entry):
+    """One content block of an API response (a streamed reply is split into several entries
+    sharing `message_id`, as Claude Code stores it)."""
+
+    type: Literal["assistant"] = "assistant"
+    message_id: str
+    model: str = ""
+    content: list[ContentBlock]
+    stop_reason: str | None = None
+    usage: Usage | None = None
+    request_id: str | None = None
+    # Made up locally (an interruption notice, a synthetic API error), never sent by the model.
+    is_synthetic: bool = False
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+SystemSubtype = Literal[
+    "compact_boundary",
+    "microcompact_boundary",
+    "local_command",
+    "api_error",
+    "informational",
+]
+
+
+class SystemMessage(_Entry):
+    """Shown to the user and kept in the transcript; never sent to the model."""
+
+    type: Literal["system"] = "system"
+    subtype: SystemSubtype
+    content: str = ""
+    level: Literal["info", "warning", "error"] = "info"
+    # compact_boundary: {"trigger", "preTokens", "discoveredTools"...}; microcompact_boundary likewise.
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    logical_parent_uuid: str | None = None
+
+
+Message = Annotated[UserMessage | AssistantMessage | SystemMessage, Field(discriminator="type")]
+
+
+def user_text(text: str, *, is_meta: bool = False, session_id: str = "") -> UserMessage:
+    return UserMessage(content=text, is_meta=is_meta, session_id=session_id)

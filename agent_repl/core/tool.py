@@ -1,0 +1,94 @@
+"""What a tool is to the query loop (SPEC R2.3).
+
+Concrete tools live in the top-level `tools` package and implement `Tool`. Errors are values:
+a tool returns a `ToolOutput` with `is_error=True` and one text for the model, never raises
+out of `run` for a failure the model should hear about.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from agent_repl.core.messages import ImageBlock, TextBlock
+
+DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
+
+
+@dataclass
+class ToolOutput:
+    """A tool's answer: `content` is what the model sees, `structured` the transcript's
+    `toolUseResult` copy, `summary` one line for the UI."""
+
+    content: str | list[TextBlock | ImageBlock]
+    is_error: bool = False
+    structured: dict[str, Any] | None = None
+    summary: str = ""
+
+    @classmethod
+    def error(cls, text: str, summary: str = "") -> ToolOutput:
+        first_line = text.splitlines()[0][:200] if text else ""
+        return cls(content=text, is_error=True, summary=summary or first_line)
+
+
+@dataclass
+class ToolContext:
+    """Everything a running tool may touch, passed in (no globals)."""
+
+    cwd: Path
+    # Where results over a tool's limit are written: <session>/tool-results/.
+    tool_results_dir: Path
+    tool_use_id: str = ""
+    # Set when the user interrupts the turn; long-running tools poll or await it.
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    # Called with partial output as it arrives (Bash streams here); optional.
+    on_progress: Callable[[str], Awaitable[None] | None] | None = None
+    # Bash keeps its working directory across calls here; tools that change it write it back.
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+class Tool:
+    """Base class for built-in tools: a pydantic args model, a sibling .md description, limits."""
+
+    name: ClassVar[str]
+    args_model: ClassVar[type[BaseModel]]
+    # None means unlimited (Read: reading is how persisted output comes back).
+    max_result_size_chars: ClassVar[int | None] = DEFAULT_MAX_RESULT_SIZE_CHARS
+    is_read_only: ClassVar[bool] = False
+    # Whether microcompact may clear this tool's old results (Read, Bash, Grep, Glob).
+    microcompact_clearable: ClassVar[bool] = False
+    # The model-facing description; subclasses load it from their sibling .md file.
+    description: ClassVar[str] = ""
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        raise NotImplementedError
+
+    def parse_args(self, raw: dict[str, Any]) -> BaseModel | ToolOutput:
+        """Validate the model's input; a validation failure becomes an error result for the model."""
+        try:
+            return self.args_model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}" for err in exc.errors()
+            )
+            return ToolOutput.error(f"InputValidationError: {self.name} was called with invalid input: {problems}")
+
+    def api_schema(self) -> dict[str, Any]:
+        """The tool definition sent to the API; byte-stable for a given tool."""
+        schema = self.args_model.model_json_schema()
+        schema.pop("title", None)
+        return {"name": self.name, "description": self.description, "input_schema": schema}
+
+    def permission_key(self, args: BaseModel) -> str:
+        """The string permission rules match against (Bash: the command)."""
+        return ""
+
+
+def load_description(module_file: str, name: str) -> str:
+    """Read the sibling `<name>.md` model-facing description of a tool module."""
+    return (Path(module_file).with_name(f"{name}.md")).read_text(encoding="utf-8").strip()
