@@ -7,8 +7,8 @@ per-message tool-result budget (issue 4), so the model always sees the same shap
 from __future__ import annotations
 
 import os
-import shutil
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 

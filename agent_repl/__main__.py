@@ -1,0 +1,3 @@
+from agent_repl.cli import main
+
+raise SystemExit(main())

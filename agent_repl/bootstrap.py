@@ -1,0 +1,123 @@
+"""The composition root: settings, client, tools, pipeline and transcript become a `Session`.
+
+The CLI, the UIs and the tests build sessions here, so there is one place where the parts meet.
+Resuming rebuilds the history from the transcript records alone (SPEC R2.6).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_repl.context.pipeline import Pipeline
+from agent_repl.core.client import ModelClient
+from agent_repl.core.messages import Message
+from agent_repl.core.permissions import ApprovalCallback
+from agent_repl.core.session import Session
+from agent_repl.core.settings import Settings
+from agent_repl.transcript.loader import LoadedSession, load_transcript
+from agent_repl.transcript.paths import SessionPaths, project_dir
+from agent_repl.transcript.sessions import list_sessions
+from agent_repl.transcript.writer import TranscriptWriter
+from tools import builtin_tools
+
+
+class ResumeError(Exception):
+    """The session to resume cannot be found or read."""
+
+
+@dataclass
+class ResumeSource:
+    loaded: LoadedSession
+    path: Path
+    # A file of our own is appended to; anything else (a Claude Code file) is forked into a new session.
+    owned: bool
+
+
+def git_branch(cwd: Path) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def find_resume_source(settings: Settings, cwd: Path, target: str | None, *, latest: bool) -> ResumeSource | None:
+    """`--resume ID|PATH` or `--continue` (latest of this project); None when there is nothing to resume."""
+    projects = project_dir(settings.home, cwd)
+    if latest:
+        sessions = list_sessions(projects)
+        if not sessions:
+            return None
+        path = sessions[0].path
+    elif target is None:
+        return None
+    else:
+        candidate = Path(target).expanduser()
+        if candidate.suffix == ".jsonl" or candidate.exists():
+            path = candidate
+        else:
+            path = projects / f"{target}.jsonl"
+        if not path.is_file():
+            raise ResumeError(f"no session {target!r}: {path} does not exist")
+    try:
+        loaded = load_transcript(path)
+    except OSError as exc:
+        raise ResumeError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    owned = path.resolve().parent == projects.resolve() and bool(loaded.session_id) and path.stem == loaded.session_id
+    return ResumeSource(loaded, path, owned)
+
+
+async def open_session(
+    settings: Settings,
+    cwd: Path,
+    *,
+    resume: ResumeSource | None = None,
+    ask: ApprovalCallback | None = None,
+) -> Session:
+    cwd = cwd.resolve()
+    history: list[Message] = []
+    if resume is not None and resume.owned:
+        session_id = resume.loaded.session_id
+    else:
+        session_id = str(uuid.uuid4())
+    paths = SessionPaths(home=settings.home, cwd=cwd, session_id=session_id)
+    paths.ensure_project_dir()
+    writer = TranscriptWriter(paths.transcript, cwd=cwd, session_id=session_id, git_branch=git_branch(cwd))
+    if resume is not None:
+        history = list(resume.loaded.messages)
+        if not resume.owned:
+            # Fork: copy the foreign history into our own file so it is ours from here on.
+            for message in history:
+                message.session_id = session_id
+                await writer.append_message(message)
+    client = ModelClient(api_key=settings.api_key, base_url=settings.base_url, max_retries=settings.max_retries)
+    session = Session(
+        session_id=session_id,
+        cwd=cwd,
+        settings=settings,
+        client=client,
+        tools=builtin_tools(),
+        projector=Pipeline(),
+        sink=writer,
+        tool_results_dir=paths.tool_results_dir,
+        history=history,
+        ask=ask,
+    )
+    return session
+
+
+async def close_session(session: Session) -> None:
+    close = getattr(session.sink, "close", None)
+    if close is not None:
+        await close()
+    await session.client.close()

@@ -1,0 +1,142 @@
+"""Streaming one request through the official `anthropic` SDK.
+
+The SDK retries failures that happen before a stream starts (429, 5xx, connection errors),
+honouring `retry-after`. A failure after the stream started is never retried by the SDK;
+`is_retryable_stream_failure` tells the loop which of those it may retry itself. The SDK is
+imported on first use, so starting the app does not wait for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from agent_repl.core.events import TextDelta, ThinkingDelta
+from agent_repl.core.messages import ContentBlock, Usage
+
+_BLOCKS = TypeAdapter(list[ContentBlock])
+RETRYABLE_STREAM_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+
+
+@dataclass
+class ModelResponse:
+    message_id: str
+    model: str
+    content: list[ContentBlock]
+    stop_reason: str | None
+    usage: Usage
+    request_id: str | None
+    context_management: dict[str, Any] | None = None
+
+
+def usage_from_sdk(usage: Any) -> Usage:
+    data = usage.model_dump() if hasattr(usage, "model_dump") else dict(usage)
+    creation = data.get("cache_creation") or {}
+    return Usage(
+        input_tokens=data.get("input_tokens") or 0,
+        output_tokens=data.get("output_tokens") or 0,
+        cache_creation_input_tokens=data.get("cache_creation_input_tokens") or 0,
+        cache_read_input_tokens=data.get("cache_read_input_tokens") or 0,
+        ephemeral_5m_input_tokens=creation.get("ephemeral_5m_input_tokens") or 0,
+        ephemeral_1h_input_tokens=creation.get("ephemeral_1h_input_tokens") or 0,
+        cache_deleted_input_tokens=data.get("cache_deleted_input_tokens") or 0,
+    )
+
+
+def _content_from_sdk(content: list[Any]) -> list[ContentBlock]:
+    allowed = {
+        "text": ("type", "text"),
+        "thinking": ("type", "thinking", "signature"),
+        "redacted_thinking": ("type", "data"),
+        "tool_use": ("type", "id", "name", "input"),
+    }
+    blocks = []
+    for block in content:
+        data = block.model_dump() if hasattr(block, "model_dump") else dict(block)
+        keys = allowed.get(data.get("type", ""))
+        if keys is None:
+            continue  # server-side block kinds this agent does not use
+        blocks.append({k: data[k] for k in keys if k in data})
+    return _BLOCKS.validate_python(blocks)
+
+
+def is_retryable_stream_failure(exc: BaseException) -> bool:
+    """A failure mid-stream that a fresh request may fix: overload, a server error, a dropped connection."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        if exc.status_code == 200:
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error") if isinstance(body.get("error"), dict) else body
+            return (error or {}).get("type") in RETRYABLE_STREAM_ERROR_TYPES
+        return False
+    if isinstance(exc, anthropic.APIConnectionError):
+        return True
+    # A connection dropped while reading the stream surfaces as the transport's own error.
+    module = type(exc).__module__
+    return module.startswith(("httpx", "httpcore", "h11")) or isinstance(exc, ConnectionError)
+
+
+def describe_api_error(exc: BaseException) -> str:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        message = (error or {}).get("message") or str(exc)
+        return f"API error {exc.status_code} ({(error or {}).get('type', 'error')}): {message}"
+    if isinstance(exc, anthropic.APIConnectionError):
+        return f"Could not reach the API: {exc}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class ModelClient:
+    def __init__(self, *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float = 600.0):
+        self._api_key = api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+        self._timeout = timeout
+        self._sdk: Any = None
+
+    def sdk(self) -> Any:
+        if self._sdk is None:
+            import anthropic
+
+            self._sdk = anthropic.AsyncAnthropic(
+                api_key=self._api_key,
+                base_url=self._base_url,
+                max_retries=self._max_retries,
+                timeout=self._timeout,
+            )
+        return self._sdk
+
+    async def stream(
+        self, body: dict[str, Any], *, betas: list[str] | None = None
+    ) -> AsyncIterator[TextDelta | ThinkingDelta | ModelResponse]:
+        """Yield text and thinking deltas as they arrive, then the complete response."""
+        sdk = self.sdk()
+        manager = sdk.beta.messages.stream(**body, betas=betas) if betas else sdk.messages.stream(**body)
+        async with manager as stream:
+            async for event in stream:
+                if event.type == "text":
+                    yield TextDelta(text=event.text)
+                elif event.type == "thinking":
+                    yield ThinkingDelta(text=event.thinking)
+            final = await stream.get_final_message()
+            context_management = getattr(final, "context_management", None)
+            yield ModelResponse(
+                message_id=final.id,
+                model=final.model,
+                content=_content_from_sdk(final.content),
+                stop_reason=final.stop_reason,
+                usage=usage_from_sdk(final.usage),
+                request_id=stream.request_id,
+                context_management=context_management.model_dump() if context_management is not None else None,
+            )
+
+    async def close(self) -> None:
+        if self._sdk is not None:
+            await self._sdk.close()

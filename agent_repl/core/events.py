@@ -1,0 +1,143 @@
+"""The typed events the query loop yields; the TUI, the line REPL and print mode only consume them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent_repl.core.messages import AssistantMessage, SystemMessage, Usage, UserMessage
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TurnStarted(_Event):
+    kind: Literal["turn_started"] = "turn_started"
+    prompt: str
+    message: UserMessage
+
+
+class StageReportEvent(_Event):
+    """What one pipeline stage did to the view this request."""
+
+    stage: str
+    tokens_before: int
+    tokens_after: int
+    items: int = 0
+    detail: str = ""
+
+
+class ContextProjected(_Event):
+    kind: Literal["context_projected"] = "context_projected"
+    request_index: int
+    wire_messages: int
+    estimated_tokens: int
+    stages: list[StageReportEvent] = Field(default_factory=list)
+
+
+class RequestRetry(_Event):
+    kind: Literal["request_retry"] = "request_retry"
+    attempt: int
+    delay_seconds: float
+    error: str
+
+
+class TextDelta(_Event):
+    kind: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ThinkingDelta(_Event):
+    kind: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+class ToolUseStarted(_Event):
+    kind: Literal["tool_use_started"] = "tool_use_started"
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolProgress(_Event):
+    kind: Literal["tool_progress"] = "tool_progress"
+    tool_use_id: str
+    text: str
+
+
+class ToolResultEvent(_Event):
+    kind: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    name: str
+    is_error: bool
+    summary: str
+    # Where the full output went when it was over the tool's limit.
+    persisted_path: str | None = None
+    message: UserMessage
+
+
+class AssistantMessageEvent(_Event):
+    kind: Literal["assistant_message"] = "assistant_message"
+    message: AssistantMessage
+
+
+class SystemMessageEvent(_Event):
+    kind: Literal["system_message"] = "system_message"
+    message: SystemMessage
+
+
+class UsageEvent(_Event):
+    kind: Literal["usage"] = "usage"
+    usage: Usage
+    model: str
+
+
+class CompactionStarted(_Event):
+    kind: Literal["compaction_started"] = "compaction_started"
+    trigger: Literal["auto", "manual", "reactive"]
+
+
+class CompactionFinished(_Event):
+    kind: Literal["compaction_finished"] = "compaction_finished"
+    trigger: Literal["auto", "manual", "reactive"]
+    tokens_before: int
+    tokens_after: int
+
+
+class ErrorEvent(_Event):
+    kind: Literal["error"] = "error"
+    message: str
+    recoverable: bool = True
+
+
+TurnEndReason = Literal["completed", "max_turns", "interrupted", "error"]
+
+
+class TurnEnded(_Event):
+    kind: Literal["turn_ended"] = "turn_ended"
+    reason: TurnEndReason
+    num_requests: int
+    usage: Usage
+    final_text: str = ""
+
+
+AgentEvent = Annotated[
+    TurnStarted
+    | ContextProjected
+    | RequestRetry
+    | TextDelta
+    | ThinkingDelta
+    | ToolUseStarted
+    | ToolProgress
+    | ToolResultEvent
+    | AssistantMessageEvent
+    | SystemMessageEvent
+    | UsageEvent
+    | CompactionStarted
+    | CompactionFinished
+    | ErrorEvent
+    | TurnEnded,
+    Field(discriminator="kind"),
+]

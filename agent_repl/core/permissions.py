@@ -1,0 +1,106 @@
+"""Permission rules and the approval flow for tools that are not read-only.
+
+Rules look like Claude Code's: `Bash` (every command), `Bash(git status)` (exactly that command),
+`Bash(git status:*)` (that prefix). Deny beats allow. A tool without a rule asks the injected
+approval callback; with no callback (print mode) the call is denied.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+_RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+
+
+class Decision(StrEnum):
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    tool_name: str
+    # What rules match against: the command, for Bash.
+    key: str
+    description: str = ""
+
+    def always_rule(self) -> str:
+        """The rule `allow always` adds: the command's first word(s) as a prefix."""
+        if not self.key:
+            return self.tool_name
+        words = self.key.split()
+        prefix = " ".join(words[:2]) if len(words) > 1 and not words[1].startswith("-") else words[0]
+        return f"{self.tool_name}({prefix}:*)"
+
+
+ApprovalCallback = Callable[[PermissionRequest], Awaitable[Decision]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    tool: str
+    spec: str | None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        match = _RULE.match(text.strip())
+        if not match:
+            raise ValueError(f"not a permission rule: {text!r} (expected Tool or Tool(command) or Tool(prefix:*))")
+        return cls(match["tool"], match["spec"])
+
+    def matches(self, tool_name: str, key: str) -> bool:
+        if self.tool != tool_name:
+            return False
+        if self.spec is None or self.spec in ("", "*"):
+            return True
+        if self.spec.endswith(":*"):
+            prefix = self.spec[:-2]
+            return key == prefix or key.startswith(prefix + " ")
+        return key == self.spec
+
+
+def _has_shell_chaining(command: str) -> bool:
+    """A prefix rule must not approve `git status; rm -rf ~`: chained commands are always asked."""
+    return bool(re.search(r"[;&|`\n]|\$\(", command))
+
+
+@dataclass
+class PermissionPolicy:
+    allow: list[Rule] = field(default_factory=list)
+    deny: list[Rule] = field(default_factory=list)
+    skip_all: bool = False
+
+    @classmethod
+    def from_rules(cls, allow: Iterable[str], deny: Iterable[str], *, skip_all: bool = False) -> PermissionPolicy:
+        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], skip_all)
+
+    def add_allow(self, rule_text: str) -> None:
+        self.allow.append(Rule.parse(rule_text))
+
+    def check(self, request: PermissionRequest) -> Decision | None:
+        """ALLOW_ONCE or DENY when a rule decides, None when the user must be asked."""
+        if any(rule.matches(request.tool_name, request.key) for rule in self.deny):
+            return Decision.DENY
+        if self.skip_all:
+            return Decision.ALLOW_ONCE
+        for rule in self.allow:
+            if rule.matches(request.tool_name, request.key):
+                exact_or_whole_tool = rule.spec is None or not rule.spec.endswith(":*")
+                if exact_or_whole_tool or not _has_shell_chaining(request.key):
+                    return Decision.ALLOW_ONCE
+        return None
+
+    async def decide(self, request: PermissionRequest, ask: ApprovalCallback | None) -> Decision:
+        ruled = self.check(request)
+        if ruled is not None:
+            return ruled
+        if ask is None:
+            return Decision.DENY
+        decision = await ask(request)
+        if decision is Decision.ALLOW_ALWAYS:
+            self.add_allow(request.always_rule())
+        return decision

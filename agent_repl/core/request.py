@@ -1,0 +1,71 @@
+"""Building the request body, with cache breakpoints placed so each request reads the last one's
+prefix (SPEC R3.9).
+
+Breakpoints: the last tool definition, the system prompt, and the last block of each of the
+last two user messages. The second-to-last user message is where the previous request ended
+and wrote its cache entry, so the read lands exactly there however many blocks the last turn
+added (the API's lookback is only 20 blocks). Tools are sorted by name so their bytes never
+move. Nothing here mutates its inputs: marked blocks are copies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent_repl.core.tool import Tool
+
+EPHEMERAL = {"type": "ephemeral"}
+MESSAGE_BREAKPOINTS = 2
+
+
+def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:
+    return [tool.api_schema() for tool in sorted(tools, key=lambda t: t.name)]
+
+
+def _with_breakpoint(block: dict[str, Any]) -> dict[str, Any]:
+    return {**block, "cache_control": dict(EPHEMERAL)}
+
+
+def _cacheable(block: dict[str, Any]) -> bool:
+    if block.get("type") in ("thinking", "redacted_thinking"):
+        return False
+    return not (block.get("type") == "text" and not block.get("text"))
+
+
+def place_message_breakpoints(wire: list[dict[str, Any]], count: int = MESSAGE_BREAKPOINTS) -> list[dict[str, Any]]:
+    """A copy of `wire` with a breakpoint on the last cacheable block of the last `count` user messages."""
+    marked = list(wire)
+    placed = 0
+    for index in range(len(marked) - 1, -1, -1):
+        if placed == count:
+            break
+        message = marked[index]
+        if message["role"] != "user":
+            continue
+        content = list(message["content"])
+        for position in range(len(content) - 1, -1, -1):
+            if _cacheable(content[position]):
+                content[position] = _with_breakpoint(content[position])
+                marked[index] = {**message, "content": content}
+                placed += 1
+                break
+    return marked
+
+
+def build_request(
+    *,
+    model: str,
+    max_tokens: int,
+    system: str,
+    tools: list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    body["system"] = [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
+    if tools:
+        body["tools"] = [*tools[:-1], _with_breakpoint(tools[-1])]
+    body["messages"] = place_message_breakpoints(messages)
+    if extra:
+        body.update(extra)
+    return body

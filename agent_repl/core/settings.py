@@ -1,0 +1,133 @@
+"""Settings: files, environment and flags, validated with pydantic and reported clearly when wrong.
+
+Precedence, lowest first: defaults, `<home>/settings.json`, `./.agent_repl/settings.json`, the
+environment, command-line flags. Nothing is read at import time: `load_settings` takes the
+environment and paths it may look at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_HOME = Path("~/.agent_repl")
+
+
+class SettingsError(Exception):
+    """A settings file or value is wrong; the message names the file and the field."""
+
+
+class PermissionSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    allow: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = DEFAULT_MODEL
+    fallback_model: str | None = None
+    max_output_tokens: int = Field(default=8_192, ge=1)
+    # A smaller window than the model's, so compaction can be exercised cheaply.
+    context_window: int | None = Field(default=None, ge=1_000)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    # Not from files: the environment and flags only.
+    home: Path = DEFAULT_HOME
+    api_key: str | None = Field(default=None, exclude=True, repr=False)
+    base_url: str | None = None
+    skip_permissions: bool = False
+
+    @field_validator("model")
+    @classmethod
+    def _model_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+
+
+# Keys a settings file may set; the rest come from the environment and flags.
+FILE_KEYS = {"model", "fallback_model", "max_output_tokens", "context_window", "max_retries", "permissions"}
+
+
+def _read_settings_file(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"{path}: cannot read settings: {exc.strerror}") from exc
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: settings must be a JSON object, got {type(data).__name__}")
+    unknown = sorted(set(data) - FILE_KEYS)
+    if unknown:
+        raise SettingsError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(FILE_KEYS))}")
+    try:
+        Settings.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(f"{path}: {_describe(exc)}") from exc
+    return data
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in override.items():
+        if key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            # Rules add up across files; deny beats allow when they are checked.
+            merged[key] = {
+                kind: list(merged[key].get(kind, [])) + list(value.get(kind, [])) for kind in ("allow", "deny")
+            }
+        else:
+            merged[key] = value
+    return merged
+
+
+def home_from_env(env: Mapping[str, str]) -> Path:
+    return Path(env.get("AGENT_REPL_HOME") or DEFAULT_HOME).expanduser()
+
+
+def load_settings(
+    *, cwd: Path, env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> Settings:
+    env = os.environ if env is None else env
+    home = home_from_env(env)
+    data: dict[str, Any] = {}
+    data = _merge(data, _read_settings_file(home / "settings.json"))
+    data = _merge(data, _read_settings_file(cwd / ".agent_repl" / "settings.json"))
+    data["home"] = home
+    if env.get("ANTHROPIC_API_KEY"):
+        data["api_key"] = env["ANTHROPIC_API_KEY"]
+    if env.get("ANTHROPIC_BASE_URL"):
+        data["base_url"] = env["ANTHROPIC_BASE_URL"]
+    if env.get("ANTHROPIC_MODEL"):
+        data["model"] = env["ANTHROPIC_MODEL"]
+    if env.get("AGENT_REPL_CONTEXT_WINDOW"):
+        try:
+            data["context_window"] = int(env["AGENT_REPL_CONTEXT_WINDOW"])
+        except ValueError as exc:
+            raise SettingsError(
+                f"AGENT_REPL_CONTEXT_WINDOW must be a whole number of tokens, got {env['AGENT_REPL_CONTEXT_WINDOW']!r}"
+            ) from exc
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            data = _merge(data, {key: value})
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        raise SettingsError(f"settings: {_describe(exc)}") from exc

@@ -1,0 +1,74 @@
+"""The system prompt and the session's opening context.
+
+The system prompt holds only what never changes within a project (instructions, working
+directory, platform), so its bytes stay cached across turns and resumes. What changes from
+day to day (the date, git status, project instruction files) goes into one meta user message
+at the start of the session, which the transcript keeps and a resume re-sends byte for byte.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from datetime import date
+from pathlib import Path
+
+INSTRUCTIONS = """\
+You are agent-repl, a coding assistant working in the user's terminal. You help with software \
+tasks: reading and explaining code, finding things, running commands, fixing bugs.
+
+How to work:
+- Use the tools to look before you answer; do not guess at file contents or command output.
+- Prefer Grep and Glob to find things and Read to look at files; use Bash for everything else.
+- Read ranges of large files with offset and limit instead of whole files.
+- A result wrapped in <persisted-output> was too large to show; its full text is saved at the \
+path given, and you can Read parts of it.
+- Keep answers short and concrete. Quote paths and line numbers when you refer to code.
+- Say so plainly when something failed or you are unsure."""
+
+PROJECT_INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+MAX_INSTRUCTION_FILE_CHARS = 40_000
+
+
+def build_system_prompt(cwd: Path) -> str:
+    return (
+        f"{INSTRUCTIONS}\n\n"
+        f"Environment:\n"
+        f"Working directory: {cwd}\n"
+        f"Platform: {platform.system().lower()}"
+    )
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_summary(cwd: Path, max_status_lines: int = 30) -> str:
+    branch = _git(cwd, "rev-parse", "--abbrev-ref", "HEAD")
+    if branch is None:
+        return "Not a git repository."
+    status = _git(cwd, "status", "--short") or ""
+    lines = status.splitlines()
+    shown = "\n".join(lines[:max_status_lines]) or "(clean)"
+    more = f"\n... and {len(lines) - max_status_lines} more" if len(lines) > max_status_lines else ""
+    return f"Git branch: {branch}\nGit status:\n{shown}{more}"
+
+
+def session_context(cwd: Path, today: date | None = None) -> str:
+    """The opening meta message: date, git state and the project's instruction files."""
+    parts = [f"Today's date: {(today or date.today()).isoformat()}", git_summary(cwd)]
+    for name in PROJECT_INSTRUCTION_FILES:
+        path = cwd / name
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if len(text) > MAX_INSTRUCTION_FILE_CHARS:
+                text = text[:MAX_INSTRUCTION_FILE_CHARS] + "\n[... truncated]"
+            parts.append(f"Contents of {path} (project instructions, follow them):\n\n{text}")
+    body = "\n\n".join(parts)
+    return f"<system-reminder>\nContext for this session:\n\n{body}\n</system-reminder>"

@@ -1,0 +1,171 @@
+"""Running the tool calls of one assistant reply.
+
+Consecutive read-only calls run concurrently; a call that is not read-only (Bash) runs alone,
+after asking permission. A result over its tool's `max_result_size_chars` is written to the
+session's tool-results directory and replaced by its preview here, before it enters history
+(SPEC R2.4), so the transcript never holds the full text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent_repl.core.events import ToolProgress
+from agent_repl.core.messages import ToolResultBlock, ToolUseBlock, UserMessage
+from agent_repl.core.permissions import ApprovalCallback, Decision, PermissionPolicy, PermissionRequest
+from agent_repl.core.persisted_output import is_persisted_preview, persist_text
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput
+
+INTERRUPTED_BY_USER = "[Request interrupted by user: the tool call was stopped before it finished]"
+
+
+@dataclass
+class ToolCallOutcome:
+    tool_use: ToolUseBlock
+    output: ToolOutput
+    persisted_path: str | None = None
+
+    def to_message(self, *, session_id: str) -> UserMessage:
+        block = ToolResultBlock(
+            tool_use_id=self.tool_use.id, content=self.output.content, is_error=self.output.is_error
+        )
+        return UserMessage(
+            content=[block],
+            session_id=session_id,
+            tool_use_result=self.output.structured if self.output.structured is not None else self.output.summary,
+            source_tool_use_id=self.tool_use.id,
+        )
+
+
+@dataclass
+class ToolRuntime:
+    """What executing tools needs from the session."""
+
+    tools: dict[str, Tool]
+    cwd: Path
+    tool_results_dir: Path
+    permissions: PermissionPolicy
+    ask: ApprovalCallback | None
+    # Shared across calls (Bash keeps its working directory here).
+    state: dict[str, Any]
+
+
+def apply_size_limit(tool: Tool, tool_use_id: str, output: ToolOutput, directory: Path) -> tuple[ToolOutput, str | None]:
+    """Persist a text result over the tool's limit and return its preview instead."""
+    limit = tool.max_result_size_chars
+    if limit is None or not isinstance(output.content, str) or len(output.content) <= limit:
+        return output, None
+    if is_persisted_preview(output.content):
+        return output, None
+    persisted = persist_text(output.content, tool_use_id, directory)
+    structured = {"persistedOutputPath": str(persisted.path), "persistedOutputSize": persisted.size_bytes}
+    return (
+        ToolOutput(content=persisted.preview, is_error=output.is_error, structured=structured, summary=output.summary),
+        str(persisted.path),
+    )
+
+
+async def _run_one(
+    runtime: ToolRuntime,
+    tool_use: ToolUseBlock,
+    cancelled: asyncio.Event,
+    report: Callable[[ToolProgress], None],
+) -> ToolCallOutcome:
+    tool = runtime.tools.get(tool_use.name)
+    if tool is None:
+        known = ", ".join(sorted(runtime.tools))
+        return ToolCallOutcome(tool_use, ToolOutput.error(f"Error: no tool named {tool_use.name!r}. Available: {known}"))
+    parsed = tool.parse_args(tool_use.input)
+    if isinstance(parsed, ToolOutput):
+        return ToolCallOutcome(tool_use, parsed)
+    if not tool.is_read_only:
+        denied = await _check_permission(runtime, tool, parsed)
+        if denied is not None:
+            return ToolCallOutcome(tool_use, denied)
+    if cancelled.is_set():
+        return ToolCallOutcome(tool_use, ToolOutput.error(INTERRUPTED_BY_USER))
+
+    def on_progress(text: str) -> None:
+        report(ToolProgress(tool_use_id=tool_use.id, text=text))
+
+    ctx = ToolContext(
+        cwd=runtime.cwd,
+        tool_results_dir=runtime.tool_results_dir,
+        tool_use_id=tool_use.id,
+        cancelled=cancelled,
+        on_progress=on_progress,
+        state=runtime.state,
+    )
+    try:
+        output = await tool.run(parsed, ctx)
+    except Exception as exc:  # a tool bug must not kill the turn; the model hears about it
+        output = ToolOutput.error(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+    output, path = apply_size_limit(tool, tool_use.id, output, runtime.tool_results_dir)
+    return ToolCallOutcome(tool_use, output, path)
+
+
+async def _check_permission(runtime: ToolRuntime, tool: Tool, args: BaseModel) -> ToolOutput | None:
+    key = tool.permission_key(args)
+    request = PermissionRequest(tool_name=tool.name, key=key, description=str(getattr(args, "description", "") or ""))
+    decision = await runtime.permissions.decide(request, runtime.ask)
+    if decision is Decision.DENY:
+        what = f" with {key!r}" if key else ""
+        return ToolOutput.error(
+            f"Permission to use {tool.name}{what} was denied. Do not retry the same call; "
+            "ask the user or try another way.",
+            summary=f"denied: {tool.name}{what}",
+        )
+    return None
+
+
+def batches(tool_uses: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[ToolUseBlock]]:
+    """Consecutive read-only calls share a batch and run together; every other call runs alone."""
+    groups: list[list[ToolUseBlock]] = []
+    for tool_use in tool_uses:
+        tool = tools.get(tool_use.name)
+        read_only = tool is not None and tool.is_read_only
+        if read_only and groups and all(
+            (t := tools.get(u.name)) is not None and t.is_read_only for u in groups[-1]
+        ):
+            groups[-1].append(tool_use)
+        else:
+            groups.append([tool_use])
+    return groups
+
+
+async def execute_tool_calls(
+    runtime: ToolRuntime, tool_uses: list[ToolUseBlock], cancelled: asyncio.Event
+) -> AsyncIterator[ToolProgress | ToolCallOutcome]:
+    """Yield progress as it happens and each call's outcome as it finishes, in batch order."""
+    queue: asyncio.Queue[ToolProgress | ToolCallOutcome | None] = asyncio.Queue()
+
+    for batch in batches(tool_uses, runtime.tools):
+        if cancelled.is_set():
+            for tool_use in batch:
+                yield ToolCallOutcome(tool_use, ToolOutput.error(INTERRUPTED_BY_USER))
+            continue
+
+        async def run_and_post(tool_use: ToolUseBlock) -> None:
+            outcome = await _run_one(runtime, tool_use, cancelled, queue.put_nowait)
+            await queue.put(outcome)
+
+        tasks = [asyncio.create_task(run_and_post(u)) for u in batch]
+        remaining = len(batch)
+        try:
+            while remaining:
+                item = await queue.get()
+                if isinstance(item, ToolCallOutcome):
+                    remaining -= 1
+                if item is not None:
+                    yield item
+        finally:
+            for task in tasks:
+                if not task.done():
+                    task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,94 @@
+"""Headless print mode: `agent-repl -p PROMPT`, one turn, output as text, json or stream-json.
+
+Like Claude Code's print mode: `json` prints one result object, `stream-json` one JSON object per
+event and the result object last. A Bash call that no rule allows is denied (there is nobody to
+ask), and the model hears that. The exit status is non-zero when the turn did not complete.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Literal, TextIO
+
+from agent_repl.core.events import ErrorEvent, TextDelta, TurnEnded
+from agent_repl.core.session import Session
+
+OutputFormat = Literal["text", "json", "stream-json"]
+
+_SUBTYPES = {
+    "completed": "success",
+    "max_turns": "error_max_turns",
+    "interrupted": "error_during_execution",
+    "error": "error_during_execution",
+}
+
+
+def result_object(session: Session, ended: TurnEnded | None, errors: list[str], duration_ms: int) -> dict:
+    reason = ended.reason if ended else "error"
+    subtype = _SUBTYPES[reason]
+    usage = session.usage_total
+    result_text = ended.final_text if ended and reason == "completed" else ("\n".join(errors) or (ended.final_text if ended else ""))
+    return {
+        "type": "result",
+        "subtype": subtype,
+        "is_error": subtype != "success",
+        "result": result_text,
+        "session_id": session.session_id,
+        "num_turns": ended.num_requests if ended else 0,
+        "duration_ms": duration_ms,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+            "cache_read_input_tokens": usage.cache_read_input_tokens,
+            "output_tokens": usage.output_tokens,
+        },
+        "total_cost_usd": round(session.cost_total_usd, 6),
+        "model": session.model,
+    }
+
+
+async def run_print_mode(
+    session: Session,
+    prompt: str,
+    *,
+    output_format: OutputFormat = "text",
+    max_turns: int | None = None,
+    out: TextIO = sys.stdout,
+    err: TextIO = sys.stderr,
+) -> int:
+    started = time.monotonic()
+    ended: TurnEnded | None = None
+    errors: list[str] = []
+    if output_format == "stream-json":
+        init = {
+            "type": "system",
+            "subtype": "init",
+            "session_id": session.session_id,
+            "model": session.model,
+            "cwd": str(session.cwd),
+            "tools": sorted(session.tools),
+        }
+        print(json.dumps(init), file=out, flush=True)
+    async for event in session.run_turn(prompt, max_turns=max_turns):
+        if isinstance(event, TurnEnded):
+            ended = event
+        elif isinstance(event, ErrorEvent):
+            errors.append(event.message)
+        if output_format == "stream-json":
+            print(event.model_dump_json(), file=out, flush=True)
+        elif output_format == "text" and isinstance(event, TextDelta):
+            out.write(event.text)
+            out.flush()
+    result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000))
+    if output_format == "text":
+        if ended and ended.final_text and not ended.final_text.endswith("\n"):
+            out.write("\n")
+        for message in errors:
+            print(f"agent-repl: {message}", file=err)
+        if ended and ended.reason == "max_turns":
+            print(f"agent-repl: stopped after {ended.num_requests} model requests (--max-turns)", file=err)
+    else:
+        print(json.dumps(result), file=out, flush=True)
+    return 0 if result["subtype"] == "success" else 1

@@ -1,0 +1,96 @@
+from agent_repl.context.normalize import INTERRUPTED_TOOL_RESULT, normalize_for_api
+from agent_repl.core.messages import (
+    AssistantMessage,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from agent_repl.core.request import build_request
+
+
+def tool_use(i: str, name: str = "Read") -> ToolUseBlock:
+    return ToolUseBlock(id=i, name=name, input={"file_path": f"/x/{i}"})
+
+
+def result(i: str, text: str = "ok") -> UserMessage:
+    return UserMessage(content=[ToolResultBlock(tool_use_id=i, content=text)])
+
+
+def test_split_reply_and_parallel_results_merge_into_one_wire_message_each():
+    view = [
+        UserMessage(content="look at two files"),
+        AssistantMessage(message_id="m1", content=[ThinkingBlock(thinking="hmm", signature="s")]),
+        AssistantMessage(message_id="m1", content=[tool_use("a")]),
+        AssistantMessage(message_id="m1", content=[tool_use("b")]),
+        SystemMessage(subtype="informational", content="not for the model"),
+        result("a"),
+        result("b"),
+    ]
+    wire = normalize_for_api(view)
+    assert [m["role"] for m in wire] == ["user", "assistant", "user"]
+    assert [b["type"] for b in wire[1]["content"]] == ["thinking", "tool_use", "tool_use"]
+    assert [b["tool_use_id"] for b in wire[2]["content"]] == ["a", "b"]
+    assert all("is_error" not in b for b in wire[2]["content"])
+
+
+def test_missing_result_gets_a_synthetic_error_and_orphans_and_duplicates_go():
+    view = [
+        UserMessage(content="go"),
+        AssistantMessage(message_id="m1", content=[tool_use("a")]),
+        AssistantMessage(message_id="m1", content=[tool_use("b")]),
+        result("b"),
+        result("b", "duplicate"),
+        result("zzz", "orphan"),
+        UserMessage(content="and now?"),
+    ]
+    wire = normalize_for_api(view)
+    last = wire[-1]["content"]
+    assert [b.get("tool_use_id") for b in last if b["type"] == "tool_result"] == ["a", "b"]
+    assert last[0] == {"type": "tool_result", "tool_use_id": "a", "content": INTERRUPTED_TOOL_RESULT, "is_error": True}
+    assert last[1]["content"] == "ok"
+    assert last[-1] == {"type": "text", "text": "and now?"}
+
+
+def test_trailing_tool_use_after_a_crash_is_answered():
+    view = [UserMessage(content="go"), AssistantMessage(message_id="m1", content=[tool_use("a")])]
+    wire = normalize_for_api(view)
+    assert wire[-1]["role"] == "user" and wire[-1]["content"][0]["tool_use_id"] == "a"
+
+
+def test_thinking_only_message_and_empty_text_are_dropped():
+    view = [
+        UserMessage(content="hi"),
+        AssistantMessage(message_id="m0", content=[ThinkingBlock(thinking="x", signature="s")]),
+        AssistantMessage(message_id="m1", content=[TextBlock(text="")]),
+        AssistantMessage(message_id="m1", content=[TextBlock(text="hello")]),
+    ]
+    wire = normalize_for_api(view)
+    assert wire == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
+    ]
+
+
+def test_breakpoints_on_tools_system_and_last_two_user_messages_without_mutating_input():
+    wire = normalize_for_api(
+        [
+            UserMessage(content="one"),
+            AssistantMessage(message_id="m1", content=[tool_use("a")]),
+            result("a"),
+            AssistantMessage(message_id="m2", content=[TextBlock(text="done")]),
+            UserMessage(content="two"),
+        ]
+    )
+    snapshot = repr(wire)
+    tools = [{"name": "A", "input_schema": {}}, {"name": "B", "input_schema": {}}]
+    body = build_request(model="m", max_tokens=10, system="sys", tools=tools, messages=wire)
+    assert repr(wire) == snapshot
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in body["tools"][0] and body["tools"][1]["cache_control"] == {"type": "ephemeral"}
+    marked = [
+        (i, j) for i, m in enumerate(body["messages"]) for j, b in enumerate(m["content"]) if "cache_control" in b
+    ]
+    assert marked == [(2, 0), (4, 0)]

@@ -1,0 +1,59 @@
+import pytest
+
+from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest, Rule
+
+
+def req(command: str) -> PermissionRequest:
+    return PermissionRequest(tool_name="Bash", key=command)
+
+
+def test_prefix_rule_matches_the_prefix_and_whole_words_only():
+    rule = Rule.parse("Bash(git status:*)")
+    assert rule.matches("Bash", "git status")
+    assert rule.matches("Bash", "git status --short")
+    assert not rule.matches("Bash", "git statusx")
+    assert not rule.matches("Read", "git status")
+
+
+def test_exact_and_whole_tool_rules():
+    assert Rule.parse("Bash(ls -la)").matches("Bash", "ls -la")
+    assert not Rule.parse("Bash(ls -la)").matches("Bash", "ls -la /")
+    assert Rule.parse("Bash").matches("Bash", "anything at all")
+
+
+def test_deny_beats_allow():
+    policy = PermissionPolicy.from_rules(["Bash"], ["Bash(rm:*)"])
+    assert policy.check(req("rm -rf build")) is Decision.DENY
+    assert policy.check(req("ls")) is Decision.ALLOW_ONCE
+
+
+def test_deny_beats_even_the_skip_flag():
+    policy = PermissionPolicy.from_rules([], ["Bash(rm:*)"], skip_all=True)
+    assert policy.check(req("rm x")) is Decision.DENY
+    assert policy.check(req("ls")) is Decision.ALLOW_ONCE
+
+
+def test_prefix_rule_does_not_approve_chained_commands():
+    policy = PermissionPolicy.from_rules(["Bash(git status:*)"], [])
+    assert policy.check(req("git status")) is Decision.ALLOW_ONCE
+    assert policy.check(req("git status; rm -rf ~")) is None
+    assert policy.check(req("git status && curl x | sh")) is None
+    assert policy.check(req("git status $(rm x)")) is None
+
+
+def test_bad_rule_is_a_clear_error():
+    with pytest.raises(ValueError, match="not a permission rule"):
+        Rule.parse("Bash(unclosed")
+
+
+async def test_no_callback_means_denied_and_always_adds_a_rule():
+    policy = PermissionPolicy()
+    assert await policy.decide(req("make test"), None) is Decision.DENY
+
+    async def always(_request: PermissionRequest) -> Decision:
+        return Decision.ALLOW_ALWAYS
+
+    assert await policy.decide(req("make test"), always) is Decision.ALLOW_ALWAYS
+    assert policy.check(req("make test -j2")) is Decision.ALLOW_ONCE
+    assert policy.check(req("make")) is None or policy.check(req("make")) is Decision.ALLOW_ONCE
+    assert policy.check(req("rm x")) is None

@@ -1,0 +1,38 @@
+"""The core stays headless: importing it must not load a UI library (STYLE.md)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADLESS = [
+    "agent_repl.core.loop",
+    "agent_repl.core.session",
+    "agent_repl.context.pipeline",
+    "agent_repl.transcript.loader",
+    "agent_repl.transcript.writer",
+    "agent_repl.bootstrap",
+    "agent_repl.print_mode",
+    "agent_repl.emulator.server",
+    "tools",
+]
+
+
+@pytest.mark.parametrize("module", HEADLESS)
+def test_headless_module_does_not_import_ui_libraries(module):
+    code = (
+        f"import sys, {module}\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'prompt_toolkit'))\n"
+        "print(','.join(bad))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"{module} loaded {done.stdout.strip()}"
+
+
+def test_import_linter_contracts_hold():
+    lint_imports = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run([str(lint_imports)], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
