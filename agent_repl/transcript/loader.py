@@ -1,0 +1,327 @@
+"""Read a transcript back: ours or a real Claude Code session file (SPEC R2.5-R2.6).
+
+Nothing in a file makes loading fail. A torn or malformed line, invalid UTF-8, an oversized
+line, an unreadable record, duplicate uuids or a `parentUuid` cycle each become a warning that
+names the line, and the rest loads.
+
+The conversation is rebuilt by walking `parentUuid` from the leaf (the last record that is a
+message) to the root. Every record with a uuid is a link (Claude Code's `progress` records sit
+in the chain), and a `compact_boundary` continues through its `logicalParentUuid`, because our
+history keeps everything before a compaction. If the chain is broken or loops, the messages are
+taken in file order instead, with a warning.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
+
+from agent_repl.core.messages import AssistantMessage, Message, UserMessage
+from agent_repl.transcript.convert import SYNTHETIC_MODEL, record_to_message
+from agent_repl.transcript.records import (
+    MESSAGE_RECORD_TYPES,
+    SessionMetaRecord,
+    SideRecord,
+    SideRecordRegistry,
+)
+
+MAX_LINE_BYTES = 128 * 1024 * 1024
+MAX_LINE_WARNINGS = 200
+
+T = TypeVar("T", bound=SideRecord)
+
+
+@dataclass
+class SessionMetadata:
+    """What the file says about the session; `values` merges every `session-meta` record."""
+
+    title: str | None = None
+    model: str | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    version: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LoadedSession:
+    path: Path
+    session_id: str
+    messages: list[Message]
+    # Our pipeline records parsed, in file order; every other non-message record as a raw dict.
+    side_records: list[SideRecord | dict[str, Any]]
+    warnings: list[str]
+    metadata: SessionMetadata
+    # The uuid new messages should link to when the session continues.
+    leaf_uuid: str | None = None
+
+    def records_of(self, cls: type[T]) -> list[T]:
+        return [r for r in self.side_records if isinstance(r, cls)]
+
+
+@dataclass
+class _Node:
+    line: int
+    uuid: str
+    parent: str | None
+    logical_parent: str | None
+    is_sidechain: bool
+    message: Message | None
+
+
+class _Warnings:
+    """Line warnings (capped) plus drops aggregated by kind, reported once with a count."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.suppressed = 0
+        self.drops: dict[str, list[int]] = {}  # description -> [first line, count]
+
+    def add(self, line: int, text: str) -> None:
+        if len(self.lines) < MAX_LINE_WARNINGS:
+            self.lines.append(f"line {line}: {text}")
+        else:
+            self.suppressed += 1
+
+    def drop(self, line: int, what: str) -> None:
+        entry = self.drops.setdefault(what, [line, 0])
+        entry[1] += 1
+
+    def result(self) -> list[str]:
+        out = list(self.lines)
+        if self.suppressed:
+            out.append(f"... and {self.suppressed} more line warnings")
+        for what, (line, count) in self.drops.items():
+            times = "once" if count == 1 else f"{count} times"
+            out.append(f"line {line}: dropped {what} (our model does not know it; {times})")
+        return out
+
+
+def _read_lines(path: Path, warnings: _Warnings, max_line_bytes: int) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, ended with a newline) for each non-blank line."""
+    with open(path, "rb") as f:
+        line_no = 0
+        while True:
+            raw = f.readline(max_line_bytes + 1)
+            if not raw:
+                return
+            line_no += 1
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):
+                    raw = f.readline(1024 * 1024)
+                warnings.add(line_no, f"longer than {max_line_bytes} bytes, skipped")
+                continue
+            ended = raw.endswith(b"\n")
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("utf-8", errors="replace")
+                warnings.add(line_no, "invalid UTF-8, replaced with U+FFFD")
+            if text.strip():
+                yield line_no, text, ended
+
+
+def load_session(
+    path: str | Path,
+    *,
+    registry: SideRecordRegistry | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> LoadedSession:
+    """Load a transcript. Raises only OSError (the file cannot be opened or read)."""
+    path = Path(path)
+    registry = registry or SideRecordRegistry()
+    warnings = _Warnings()
+    side_records: list[SideRecord | dict[str, Any]] = []
+    nodes: dict[str, _Node] = {}
+    order: list[_Node] = []
+    duplicates: dict[str, list[int]] = {}
+    last_message_record: _Node | None = None
+    last_main_record: _Node | None = None
+    first_session_id = ""
+    raw_meta: dict[str, Any] = {}
+
+    for line_no, text, ended in _read_lines(path, warnings, max_line_bytes):
+        try:
+            record = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            if ended:
+                warnings.add(line_no, f"malformed JSON, skipped ({str(exc)[:80]})")
+            else:
+                warnings.add(line_no, "torn last line (the write was cut off), skipped")
+            continue
+        if not isinstance(record, dict):
+            warnings.add(line_no, f"not a JSON object ({type(record).__name__}), skipped")
+            continue
+        record_type = _str(record.get("type"))
+        first_session_id = first_session_id or _str(record.get("sessionId"))
+        message: Message | None = None
+        if record_type in MESSAGE_RECORD_TYPES:
+            try:
+                message = record_to_message(record, on_drop=partial(warnings.drop, line_no))
+            except (ValueError, TypeError) as exc:
+                warnings.add(
+                    line_no, f"unreadable {record_type} record, kept out of the history ({_short(exc)})"
+                )
+            for key in ("cwd", "gitBranch", "version"):
+                if isinstance(record.get(key), str):
+                    raw_meta[key] = record[key]
+        if message is None:
+            side_records.append(_side_record(record, registry, warnings, line_no))
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str) or not uuid:
+            continue
+        node = _Node(
+            line=line_no,
+            uuid=uuid,
+            parent=_str(record.get("parentUuid")) or None,
+            logical_parent=_str(record.get("logicalParentUuid")) or None,
+            is_sidechain=record.get("isSidechain") is True,
+            message=message,
+        )
+        if uuid in nodes:
+            duplicates.setdefault(uuid, [nodes[uuid].line, 0])[1] += 1
+            continue
+        nodes[uuid] = node
+        order.append(node)
+        if message is not None:
+            last_message_record = node
+            if not node.is_sidechain:
+                last_main_record = node
+
+    for uuid, (first_line, count) in duplicates.items():
+        warnings.add(first_line, f"uuid {uuid} appears {count + 1} times; the first record is kept")
+
+    leaf = last_main_record or last_message_record
+    messages = _rebuild(leaf, nodes, order, warnings)
+    return LoadedSession(
+        path=path,
+        session_id=first_session_id or path.stem,
+        messages=messages,
+        side_records=side_records,
+        warnings=warnings.result(),
+        metadata=_metadata(side_records, messages, raw_meta),
+        leaf_uuid=leaf.uuid if leaf else None,
+    )
+
+
+def _rebuild(
+    leaf: _Node | None, nodes: dict[str, _Node], order: list[_Node], warnings: _Warnings
+) -> list[Message]:
+    chain: list[_Node] = []
+    seen: set[str] = set()
+    node = leaf
+    while node is not None:
+        seen.add(node.uuid)
+        chain.append(node)
+        next_uuid = node.parent
+        if next_uuid is None and node.logical_parent is not None:
+            if node.logical_parent in nodes:
+                next_uuid = node.logical_parent
+            else:
+                warnings.add(
+                    node.line, "logicalParentUuid not in this file; the history starts at this boundary"
+                )
+        if next_uuid is None:
+            break
+        if next_uuid in seen:
+            warnings.add(node.line, "parentUuid chain loops back on itself; using file order")
+            return _file_order(order)
+        node = nodes.get(next_uuid)
+        if node is None:
+            warnings.add(chain[-1].line, f"parentUuid {next_uuid} is not in this file; using file order")
+            return _file_order(order)
+    return _with_parallel_results(chain, order)
+
+
+def _with_parallel_results(chain: list[_Node], order: list[_Node]) -> list[Message]:
+    """The chain plus what it skips when tools ran in parallel, in file order.
+
+    Claude Code links each parallel tool result to the assistant record holding its own
+    tool_use, so the history is a tree: the walk from the leaf passes through one branch only.
+    The other blocks of the same API response (same `message.id`) and the first result of every
+    tool_use they hold belong to the conversation too.
+    """
+    include = {n.uuid for n in chain}
+    message_ids = {n.message.message_id for n in chain if isinstance(n.message, AssistantMessage)}
+    answered: set[str] = set()
+    for n in chain:
+        if isinstance(n.message, UserMessage):
+            answered.update(r.tool_use_id for r in n.message.tool_results())
+    pending: set[str] = set()
+    for n in order:
+        if isinstance(n.message, AssistantMessage) and n.message.message_id in message_ids:
+            include.add(n.uuid)
+            pending.update(b.id for b in n.message.tool_uses())
+    pending -= answered
+    for n in order:
+        if n.uuid in include or not isinstance(n.message, UserMessage):
+            continue
+        ids = {r.tool_use_id for r in n.message.tool_results()}
+        if ids & pending:
+            include.add(n.uuid)
+            pending -= ids
+    return [n.message for n in order if n.uuid in include and n.message is not None]
+
+
+def _file_order(order: list[_Node]) -> list[Message]:
+    main = [n for n in order if not n.is_sidechain]
+    return [n.message for n in (main or order) if n.message is not None]
+
+
+def _side_record(
+    record: dict[str, Any], registry: SideRecordRegistry, warnings: _Warnings, line_no: int
+) -> SideRecord | dict[str, Any]:
+    if _str(record.get("type")) not in registry:
+        return record
+    try:
+        parsed = registry.parse(record)
+    except ValidationError as exc:
+        warnings.add(line_no, f"invalid {record.get('type')} record kept as raw data ({_short(exc)})")
+        return record
+    return parsed if parsed is not None else record
+
+
+def _metadata(
+    side_records: list[SideRecord | dict[str, Any]], messages: list[Message], raw_meta: dict[str, Any]
+) -> SessionMetadata:
+    values: dict[str, Any] = {}
+    cc_title: str | None = None
+    for record in side_records:
+        if isinstance(record, SessionMetaRecord):
+            values.update(record.values)
+        elif isinstance(record, dict):
+            # Claude Code's newer title records.
+            title = record.get("customTitle") or record.get("aiTitle")
+            if record.get("type") in ("custom-title", "ai-title") and isinstance(title, str):
+                cc_title = title
+    model = values.get("model")
+    if not isinstance(model, str):
+        models = [
+            m.model
+            for m in messages
+            if isinstance(m, AssistantMessage) and m.model and m.model != SYNTHETIC_MODEL
+        ]
+        model = models[-1] if models else None
+    title = values.get("title")
+    return SessionMetadata(
+        title=title if isinstance(title, str) else cc_title,
+        model=model,
+        cwd=raw_meta.get("cwd"),
+        git_branch=raw_meta.get("gitBranch"),
+        version=raw_meta.get("version"),
+        values=values,
+    )
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _short(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:120]

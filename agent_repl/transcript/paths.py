@@ -1,0 +1,97 @@
+"""Where a session's files live (SPEC R2.7).
+
+    <home>/projects/<project slug>/<session_id>.jsonl         the transcript
+    <home>/projects/<project slug>/<session_id>/tool-results/ persisted tool outputs
+
+The slug is the working directory with `/` replaced by `-`, as Claude Code names its project
+directories, so `/home/ann/proj` becomes `-home-ann-proj`. Nothing here reads the environment:
+the caller passes the `AGENT_REPL_HOME` value (or None) in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def resolve_home(agent_repl_home: str | None) -> Path:
+    """`<home>`: the given `AGENT_REPL_HOME` value, or `~/.agent_repl` when it is unset or empty."""
+    if agent_repl_home:
+        return Path(agent_repl_home).expanduser()
+    return Path.home() / ".agent_repl"
+
+
+def project_slug(cwd: str | Path) -> str:
+    """The project directory name for `cwd`: every path separator (and a drive colon) becomes `-`."""
+    return re.sub(r"[/\\:]", "-", str(cwd))
+
+
+def project_dir(home: Path, cwd: str | Path) -> Path:
+    return home / "projects" / project_slug(cwd)
+
+
+def is_valid_session_id(session_id: str) -> bool:
+    """Session ids become file names, so only letters, digits, `-` and `_` are allowed."""
+    return bool(_SESSION_ID.match(session_id))
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` and any missing parents with mode 0700; directories that exist are left alone."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        # mkdir's mode is filtered by the umask; the transcript holds private work, so force it.
+        os.chmod(directory, DIR_MODE)
+    return path
+
+
+@dataclass(frozen=True)
+class SessionPaths:
+    """The files of one session, from the home directory, the working directory and the session id."""
+
+    home: Path
+    cwd: Path
+    session_id: str
+
+    def __post_init__(self) -> None:
+        if not is_valid_session_id(self.session_id):
+            raise ValueError(f"invalid session id {self.session_id!r}: use letters, digits, '-' and '_'")
+
+    @property
+    def project_dir(self) -> Path:
+        return project_dir(self.home, self.cwd)
+
+    @property
+    def transcript(self) -> Path:
+        return self.project_dir / f"{self.session_id}.jsonl"
+
+    @property
+    def session_dir(self) -> Path:
+        return self.project_dir / self.session_id
+
+    @property
+    def tool_results_dir(self) -> Path:
+        return self.session_dir / "tool-results"
+
+    def tool_result_file(self, tool_use_id: str, suffix: str = ".txt") -> Path:
+        return self.tool_results_dir / f"{tool_use_id}{suffix}"
+
+    def ensure_project_dir(self) -> Path:
+        return ensure_private_dir(self.project_dir)
+
+    def ensure_tool_results_dir(self) -> Path:
+        return ensure_private_dir(self.tool_results_dir)

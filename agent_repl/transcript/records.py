@@ -1,0 +1,277 @@
+"""Transcript records: one JSON object per line, in Claude Code's schema where the concepts overlap.
+
+Message records (`user`, `assistant`, `system`) carry Claude Code's envelope: `parentUuid`,
+`isSidechain`, `userType`, `cwd`, `sessionId`, `version`, `gitBranch`, `type`, `uuid`,
+`timestamp`. Fields we do not know are kept (`extra="allow"`), so a real Claude Code record
+validates and nothing in it is lost.
+
+Side records hold pipeline state that is not a message (content replacements, snips, collapse
+commits, microcompact clears, session metadata). Their types are kebab-case, like Claude Code's
+newer record types; they carry no `uuid`, so they are never links in the `parentUuid` chain.
+A `SideRecordRegistry` maps a `type` to its model; the loader keeps unknown types as raw dicts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from agent_repl.core.messages import now_iso
+
+MESSAGE_RECORD_TYPES = frozenset({"user", "assistant", "system"})
+
+# Top-level keys that stay in a record even when null (Claude Code writes `"parentUuid": null`).
+_KEEP_NULL = frozenset({"parentUuid"})
+
+
+def _dump(model: BaseModel, keep_null: frozenset[str] = _KEEP_NULL) -> dict[str, Any]:
+    """A record as JSON-ready data: camelCase keys, top-level nulls dropped except `keep_null`."""
+    data = model.model_dump(mode="json", by_alias=True)
+    return {k: v for k, v in data.items() if v is not None or k in keep_null}
+
+
+class _CamelModel(BaseModel):
+    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
+
+
+# --- Claude Code message records --------------------------------------------------------------
+
+
+class RecordEnvelope(_CamelModel):
+    """The fields every message record shares."""
+
+    parent_uuid: str | None = None
+    is_sidechain: bool = False
+    user_type: str = "external"
+    cwd: str = ""
+    session_id: str = ""
+    version: str = ""
+    git_branch: str = ""
+    type: str
+    uuid: str
+    timestamp: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump(self)
+
+
+class UserPayload(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["user"] = "user"
+    # A plain prompt is a string; anything else is a list of API content blocks, kept raw here.
+    content: str | list[dict[str, Any]]
+
+
+class UserRecord(RecordEnvelope):
+    type: Literal["user"] = "user"
+    message: UserPayload
+    is_meta: bool | None = None
+    is_compact_summary: bool | None = None
+    is_visible_in_transcript_only: bool | None = None
+    tool_use_result: Any = None
+    # Claude Code spells it with a capital "ID".
+    source_tool_use_id: str | None = Field(
+        default=None, serialization_alias="sourceToolUseID", validation_alias=AliasChoices("sourceToolUseID")
+    )
+
+
+class AssistantPayload(BaseModel):
+    """The API response, holding one of its content blocks."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    type: Literal["message"] = "message"
+    role: Literal["assistant"] = "assistant"
+    model: str = ""
+    content: list[dict[str, Any]]
+    stop_reason: str | None = None
+    stop_sequence: str | None = None
+    usage: dict[str, Any] | None = None
+
+
+class AssistantRecord(RecordEnvelope):
+    type: Literal["assistant"] = "assistant"
+    message: AssistantPayload
+    request_id: str | None = None
+    is_api_error_message: bool | None = None
+
+
+class SystemRecord(RecordEnvelope):
+    """A notice for the user; subtype-specific fields (api_error's `retryInMs`...) sit at the top level."""
+
+    type: Literal["system"] = "system"
+    subtype: str
+    content: str | None = None
+    level: str | None = None
+    is_meta: bool | None = None
+    logical_parent_uuid: str | None = None
+    compact_metadata: dict[str, Any] | None = None
+    microcompact_metadata: dict[str, Any] | None = None
+
+
+MessageRecord = UserRecord | AssistantRecord | SystemRecord
+
+_MESSAGE_RECORD_MODELS: dict[str, type[RecordEnvelope]] = {
+    "user": UserRecord,
+    "assistant": AssistantRecord,
+    "system": SystemRecord,
+}
+
+
+def parse_message_record(raw: dict[str, Any]) -> MessageRecord:
+    """Validate a `user`, `assistant` or `system` record. Raises ValueError for any other type."""
+    record_type = raw.get("type")
+    model = _MESSAGE_RECORD_MODELS.get(record_type) if isinstance(record_type, str) else None
+    if model is None:
+        raise ValueError(f"not a message record: type {raw.get('type')!r}")
+    return model.model_validate(raw)  # type: ignore[return-value]
+
+
+# --- Side records: our pipeline state ---------------------------------------------------------
+
+
+class SideRecord(_CamelModel):
+    """Base of our own record types. A subclass sets `type` to a kebab-case literal."""
+
+    type: str
+    session_id: str = ""
+    timestamp: str = Field(default_factory=now_iso)
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump(self, keep_null=frozenset())
+
+    @classmethod
+    def record_type(cls) -> str:
+        default = cls.model_fields["type"].default
+        if not isinstance(default, str):
+            raise TypeError(f"{cls.__name__} must give `type` a literal default")
+        return default
+
+
+class ContentReplacementRecord(SideRecord):
+    """A tool result replaced in the model's view (SPEC R3.2.5); `replacement` is re-emitted byte for byte."""
+
+    type: Literal["content-replacement"] = "content-replacement"
+    tool_use_id: str
+    replacement: str
+
+
+class SnipRecord(SideRecord):
+    """Messages removed from the model's view (SPEC R3.3); the history keeps them."""
+
+    type: Literal["snip"] = "snip"
+    uuids: list[str]
+    source: Literal["model", "user", "auto"]
+    tokens_freed: int | None = None
+    reason: str | None = None
+
+
+class CollapseCommitRecord(SideRecord):
+    """A span of history shown to the model as one `<collapsed>` summary (SPEC R3.5)."""
+
+    type: Literal["collapse-commit"] = "collapse-commit"
+    collapse_id: str | None = None
+    start_uuid: str
+    end_uuid: str
+    summary: str
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+
+
+class MicrocompactClearRecord(SideRecord):
+    """Tool results whose stored content was cleared (SPEC R3.4.1); `replacement` is the exact new text."""
+
+    type: Literal["microcompact-clear"] = "microcompact-clear"
+    tool_use_ids: list[str]
+    replacement: str = "[Old tool result content cleared]"
+    trigger: str | None = None
+    tokens_saved: int | None = None
+
+
+class SessionMetaRecord(SideRecord):
+    """Session-level values (`model`, `title`...); on load, later records win key by key."""
+
+    type: Literal["session-meta"] = "session-meta"
+    values: dict[str, Any]
+
+
+BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
+    ContentReplacementRecord,
+    SnipRecord,
+    CollapseCommitRecord,
+    MicrocompactClearRecord,
+    SessionMetaRecord,
+)
+
+
+class SideRecordRegistry:
+    """Which side-record `type` parses into which model.
+
+    To add a record type: subclass `SideRecord` with a `type` literal and list it in
+    `BUILTIN_SIDE_RECORDS`, or `register()` it on the registry passed to the loader.
+    """
+
+    # Claude Code's own names; ours must not shadow them.
+    RESERVED: ClassVar[frozenset[str]] = MESSAGE_RECORD_TYPES | {
+        "progress",
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+    }
+
+    def __init__(self, types: Iterable[type[SideRecord]] = BUILTIN_SIDE_RECORDS) -> None:
+        self._types: dict[str, type[SideRecord]] = {}
+        for cls in types:
+            self.register(cls)
+
+    def register(self, cls: type[SideRecord]) -> type[SideRecord]:
+        name = cls.record_type()
+        if name in self.RESERVED:
+            raise ValueError(f"side record type {name!r} is a Claude Code record type")
+        if name in self._types and self._types[name] is not cls:
+            raise ValueError(
+                f"side record type {name!r} is already registered to {self._types[name].__name__}"
+            )
+        self._types[name] = cls
+        return cls
+
+    def __contains__(self, record_type: object) -> bool:
+        return isinstance(record_type, str) and record_type in self._types
+
+    def names(self) -> list[str]:
+        return sorted(self._types)
+
+    def parse(self, raw: dict[str, Any]) -> SideRecord | None:
+        """The model for `raw`, or None when its type is not registered. Raises ValidationError."""
+        record_type = raw.get("type")
+        cls = self._types.get(record_type) if isinstance(record_type, str) else None
+        if cls is None:
+            return None
+        return cls.model_validate(raw)
+
+
+__all__ = [
+    "BUILTIN_SIDE_RECORDS",
+    "MESSAGE_RECORD_TYPES",
+    "AssistantPayload",
+    "AssistantRecord",
+    "CollapseCommitRecord",
+    "ContentReplacementRecord",
+    "MessageRecord",
+    "MicrocompactClearRecord",
+    "RecordEnvelope",
+    "SessionMetaRecord",
+    "SideRecord",
+    "SideRecordRegistry",
+    "SnipRecord",
+    "SystemRecord",
+    "UserPayload",
+    "UserRecord",
+    "parse_message_record",
+]

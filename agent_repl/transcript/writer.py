@@ -1,0 +1,161 @@
+"""Append-only JSONL transcript writer (SPEC R2.5).
+
+One record per line, flushed after every record, so a crash loses at most the line being
+written (the loader skips that torn line). Records hold the message, the envelope the caller
+gave (cwd, git branch) and `agent_repl.__version__`; nothing is read from the environment, so
+no API key or other secret can reach the file through the writer.
+
+Use `TranscriptWriter.append_message` / `append_record` from the query loop and everything else
+that runs on the event loop. Use `append_message_sync` / `append_record_sync` only where awaiting
+is impossible: a signal or atexit handler, a `finally` after the loop is gone, a worker thread.
+Do not call the sync and async forms at the same moment; each call writes one whole line.
+
+Chain links: a message whose `parent_uuid` is None is linked to the message written before it
+(the first one is the root). A `compact_boundary` is written as Claude Code writes it:
+`parentUuid` null and `logicalParentUuid` naming the message it continues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import aiofiles
+from aiofiles.threadpool.text import AsyncTextIOWrapper
+
+import agent_repl
+from agent_repl.core.messages import Message, SystemMessage
+from agent_repl.transcript.convert import Envelope, message_to_record
+from agent_repl.transcript.paths import FILE_MODE, SessionPaths
+from agent_repl.transcript.records import SideRecord
+
+
+def encode_record(record: Mapping[str, Any]) -> str:
+    """One JSONL line (with its newline), compact like Claude Code's.
+
+    Text with lone surrogates (undecodable tool output) cannot be written as UTF-8; such a record
+    falls back to ASCII escapes, which is still valid JSON and loads back unchanged.
+    """
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(record, ensure_ascii=True, separators=(",", ":"))
+    return line + "\n"
+
+
+def _open_private(path: str | bytes, flags: int) -> int:
+    return os.open(path, flags, FILE_MODE)
+
+
+class TranscriptWriter:
+    """Writes one session's transcript. Opens the file on the first append."""
+
+    def __init__(
+        self,
+        paths: SessionPaths,
+        *,
+        git_branch: str = "",
+        version: str = agent_repl.__version__,
+        is_sidechain: bool = False,
+        last_uuid: str | None = None,
+    ) -> None:
+        """`last_uuid`: when resuming, the leaf of the loaded chain, so new messages link to it."""
+        self.paths = paths
+        self.envelope = Envelope(
+            session_id=paths.session_id,
+            cwd=str(paths.cwd),
+            version=version,
+            git_branch=git_branch,
+            is_sidechain=is_sidechain,
+        )
+        self.last_uuid = last_uuid
+        self._file: AsyncTextIOWrapper | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def path(self) -> Path:
+        return self.paths.transcript
+
+    def message_record(self, msg: Message) -> dict[str, Any]:
+        """The record `append_message` would write for `msg` now (chain link filled in)."""
+        update: dict[str, Any] = {}
+        if isinstance(msg, SystemMessage) and msg.subtype == "compact_boundary":
+            update["parent_uuid"] = None
+            update["logical_parent_uuid"] = msg.logical_parent_uuid or msg.parent_uuid or self.last_uuid
+        elif msg.parent_uuid is None:
+            update["parent_uuid"] = self.last_uuid
+        if update:
+            msg = msg.model_copy(update=update)
+        return message_to_record(msg, self.envelope)
+
+    def side_record(self, record: SideRecord) -> dict[str, Any]:
+        data = record.to_json()
+        if not data.get("sessionId"):
+            data["sessionId"] = self.paths.session_id
+        return data
+
+    async def append_message(self, msg: Message) -> dict[str, Any]:
+        async with self._lock:
+            data = self.message_record(msg)
+            await self._write(encode_record(data))
+            self.last_uuid = msg.uuid
+            return data
+
+    async def append_record(self, record: SideRecord) -> dict[str, Any]:
+        async with self._lock:
+            data = self.side_record(record)
+            await self._write(encode_record(data))
+            return data
+
+    async def append_history(self, messages: Iterable[Message]) -> None:
+        """Copy a loaded history into this transcript (forking a Claude Code or other session).
+
+        The copies are chained in the order given: their old `parentUuid` links may name records
+        that are not copied (Claude Code's progress records), which would break the chain.
+        """
+        for msg in messages:
+            update: dict[str, Any] = {"parent_uuid": None}
+            if isinstance(msg, SystemMessage):
+                update["logical_parent_uuid"] = None
+            await self.append_message(msg.model_copy(update=update))
+
+    def append_message_sync(self, msg: Message) -> dict[str, Any]:
+        data = self.message_record(msg)
+        self._write_sync(encode_record(data))
+        self.last_uuid = msg.uuid
+        return data
+
+    def append_record_sync(self, record: SideRecord) -> dict[str, Any]:
+        data = self.side_record(record)
+        self._write_sync(encode_record(data))
+        return data
+
+    async def close(self) -> None:
+        async with self._lock:
+            if self._file is not None:
+                await self._file.close()
+                self._file = None
+
+    async def __aenter__(self) -> TranscriptWriter:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def _write(self, line: str) -> None:
+        if self._file is None:
+            self.paths.ensure_project_dir()
+            self._file = await aiofiles.open(self.path, "a", encoding="utf-8", opener=_open_private)
+        await self._file.write(line)
+        await self._file.flush()
+
+    def _write_sync(self, line: str) -> None:
+        self.paths.ensure_project_dir()
+        with open(self.path, "a", encoding="utf-8", opener=_open_private) as f:
+            f.write(line)
+            f.flush()
