@@ -17,7 +17,7 @@ from agent_repl.core.messages import Message
 from agent_repl.core.permissions import ApprovalCallback
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
-from agent_repl.transcript.loader import LoadedSession, load_transcript
+from agent_repl.transcript.loader import LoadedSession, load_session
 from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.sessions import list_sessions
 from agent_repl.transcript.writer import TranscriptWriter
@@ -70,7 +70,7 @@ def find_resume_source(settings: Settings, cwd: Path, target: str | None, *, lat
         if not path.is_file():
             raise ResumeError(f"no session {target!r}: {path} does not exist")
     try:
-        loaded = load_transcript(path)
+        loaded = load_session(path)
     except OSError as exc:
         raise ResumeError(f"cannot read {path}: {exc.strerror or exc}") from exc
     owned = path.resolve().parent == projects.resolve() and bool(loaded.session_id) and path.stem == loaded.session_id
@@ -92,14 +92,15 @@ async def open_session(
         session_id = str(uuid.uuid4())
     paths = SessionPaths(home=settings.home, cwd=cwd, session_id=session_id)
     paths.ensure_project_dir()
-    writer = TranscriptWriter(paths.transcript, cwd=cwd, session_id=session_id, git_branch=git_branch(cwd))
     if resume is not None:
         history = list(resume.loaded.messages)
-        if not resume.owned:
-            # Fork: copy the foreign history into our own file so it is ours from here on.
-            for message in history:
-                message.session_id = session_id
-                await writer.append_message(message)
+    writer = TranscriptWriter(
+        paths, git_branch=git_branch(cwd), last_uuid=history[-1].uuid if history and resume and resume.owned else None
+    )
+    if resume is not None and not resume.owned:
+        # Fork: copy the foreign history into a file of our own, so it is ours from here on.
+        await writer.append_history(history)
+        history = [m.model_copy(update={"session_id": session_id}) for m in history]
     client = ModelClient(api_key=settings.api_key, base_url=settings.base_url, max_retries=settings.max_retries)
     session = Session(
         session_id=session_id,

@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Literal, TextIO
 
-from agent_repl.core.events import ErrorEvent, TextDelta, TurnEnded
+from agent_repl.core.events import ErrorEvent, TurnEnded
 from agent_repl.core.session import Session
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -78,13 +78,11 @@ async def run_print_mode(
             errors.append(event.message)
         if output_format == "stream-json":
             print(event.model_dump_json(), file=out, flush=True)
-        elif output_format == "text" and isinstance(event, TextDelta):
-            out.write(event.text)
-            out.flush()
     result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000))
     if output_format == "text":
-        if ended and ended.final_text and not ended.final_text.endswith("\n"):
-            out.write("\n")
+        # Like Claude Code's print mode: the final answer only, not the narration between tool calls.
+        if result["subtype"] == "success":
+            print(result["result"], file=out, flush=True)
         for message in errors:
             print(f"agent-repl: {message}", file=err)
         if ended and ended.reason == "max_turns":

@@ -1,0 +1,23 @@
+"""Offline mode: with no API key, the agent talks to the local emulator's demo model.
+
+Only the CLI imports this module; the agent core never imports the emulator.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+
+from agent_repl.emulator.policies import DemoPolicy
+from agent_repl.emulator.server import EmulatorServer
+
+
+def start_offline_emulator(stack: ExitStack, *, model: str) -> str:
+    """Start the emulator with the demo policy on a free loopback port; it stops with `stack`."""
+    server = EmulatorServer(policy=DemoPolicy())
+    if model not in server.models:
+        raise SystemExit(
+            f"agent-repl: the offline demo model does not know {model!r}; "
+            f"pick one of {', '.join(sorted(server.models))} with --model"
+        )
+    stack.enter_context(server)
+    return server.base_url
