@@ -6,17 +6,27 @@ Resuming rebuilds the history from the transcript records alone (SPEC R2.6).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_repl.context.budget import ToolResultBudget
+from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.resume import rebuild_state
+from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.core.client import ModelClient
 from agent_repl.core.messages import Message
+from agent_repl.core.models import model_info
 from agent_repl.core.permissions import ApprovalCallback
+from agent_repl.core.request import tool_definitions
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
+from agent_repl.core.system_prompt import build_system_prompt
+from agent_repl.core.tokens import cl100k_tokens
+from agent_repl.core.tool import Tool
 from agent_repl.transcript.loader import LoadedSession, load_session
 from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.sessions import list_sessions
@@ -101,20 +111,38 @@ async def open_session(
         # Fork: copy the foreign history into a file of our own, so it is ours from here on.
         await writer.append_history(history)
         history = [m.model_copy(update={"session_id": session_id}) for m in history]
+    tools = builtin_tools()
+    pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir)
+    if resume is not None:
+        rebuild_state(pipeline.state, history, resume.loaded.side_records)
     client = ModelClient(api_key=settings.api_key, base_url=settings.base_url, max_retries=settings.max_retries)
     session = Session(
         session_id=session_id,
         cwd=cwd,
         settings=settings,
         client=client,
-        tools=builtin_tools(),
-        projector=Pipeline(),
+        tools=tools,
+        projector=pipeline,
         sink=writer,
         tool_results_dir=paths.tool_results_dir,
         history=history,
         ask=ask,
     )
     return session
+
+
+def build_pipeline(settings: Settings, cwd: Path, tools: list[Tool], tool_results_dir: Path) -> Pipeline:
+    """The default stage list, cheapest first."""
+    window = settings.context_window or model_info(settings.model).context_window
+    fixed = cl100k_tokens(build_system_prompt(cwd)) + cl100k_tokens(json.dumps(tool_definitions(tools)))
+    config = PipelineConfig(
+        unlimited_tools=frozenset(t.name for t in tools if t.max_result_size_chars is None),
+        clearable_tools=frozenset(t.name for t in tools if t.microcompact_clearable),
+        effective_window=window - min(20_000, window // 10),
+        fixed_prompt_cl100k=fixed,
+    )
+    stages = [ToolResultBudget(tool_results_dir), Microcompact()]
+    return Pipeline(stages, PipelineState(config=config))
 
 
 async def close_session(session: Session) -> None:

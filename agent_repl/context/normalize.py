@@ -1,25 +1,42 @@
 """API normalization (SPEC R3.1): the projected view becomes wire messages.
 
-Runs after every stage, just before the wire. It never changes the history: it builds new
-dicts. Its last step repairs tool pairing, so whatever an earlier stage, a crash or an
+Runs after every stage, just before the wire, and never changes the history: it builds new
+dicts. Steps, in order: drop system entries; merge consecutive same-role entries (parallel tool
+results stored as N entries become one wire message; a streamed reply split into entries
+sharing `message_id` becomes one assistant message even when its tool results were stored
+between its blocks); tag every non-meta user message with `[id:xxxxxx]`; drop thinking-only
+replies and trailing thinking; and, last, repair tool pairing, so whatever a crash or an
 interruption left behind, every tool_use reaches the API with exactly one tool_result.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
+from agent_repl.context.ids import id_tag
 from agent_repl.core.messages import (
     AssistantMessage,
     ContentBlock,
     Message,
     SystemMessage,
     TextBlock,
+    UserMessage,
 )
 
 WireMessage = dict[str, Any]
 
 INTERRUPTED_TOOL_RESULT = "[Tool call interrupted: no result was recorded for this call]"
+
+
+@dataclass
+class WireDraft:
+    """A wire message being built, with the history uuids it came from."""
+
+    role: str
+    content: list[dict[str, Any]]
+    sources: list[str] = field(default_factory=list)
+    message_id: str | None = None
 
 
 def block_to_wire(block: ContentBlock) -> dict[str, Any]:
@@ -34,28 +51,75 @@ def _is_thinking(block: dict[str, Any]) -> bool:
     return block.get("type") in ("thinking", "redacted_thinking")
 
 
-def merge_into_wire(view: list[Message]) -> list[WireMessage]:
-    """Drop system entries and merge consecutive same-role entries (a split assistant reply,
-    parallel tool results stored as N user entries) into single wire messages."""
-    wire: list[WireMessage] = []
+def _tagged_user_blocks(message: UserMessage, tag: bool) -> list[dict[str, Any]]:
+    """The user entry's blocks, with its `[id:]` tag inside each tool result or after its text."""
+    blocks = [block_to_wire(b) for b in message.blocks() if not (isinstance(b, TextBlock) and not b.text)]
+    if not tag or message.is_meta:
+        return blocks
+    label = id_tag(message.uuid)
+    tagged = False
+    for index, block in enumerate(blocks):
+        if block["type"] == "tool_result":
+            content = block.get("content", "")
+            if isinstance(content, str):
+                block = {**block, "content": f"{content}\n{label}" if content else label}
+            else:
+                block = {**block, "content": [*content, {"type": "text", "text": label}]}
+            blocks[index] = block
+            tagged = True
+    if not tagged:
+        for index in range(len(blocks) - 1, -1, -1):
+            if blocks[index]["type"] == "text":
+                blocks[index] = {**blocks[index], "text": f"{blocks[index]['text']} {label}"}
+                tagged = True
+                break
+    if not tagged and blocks:
+        blocks.append({"type": "text", "text": label})
+    return blocks
+
+
+def _only_tool_results(draft: WireDraft) -> bool:
+    return draft.role == "user" and all(b.get("type") == "tool_result" for b in draft.content)
+
+
+def merge_into_wire(view: list[Message], *, tag_ids: bool = True) -> list[WireDraft]:
+    drafts: list[WireDraft] = []
     for message in view:
         if isinstance(message, SystemMessage):
             continue
-        role = "assistant" if isinstance(message, AssistantMessage) else "user"
-        source = message.content if isinstance(message, AssistantMessage) else message.blocks()
-        # The API refuses empty text blocks; an empty streamed text block carries nothing anyway.
-        blocks = [block_to_wire(b) for b in source if not (isinstance(b, TextBlock) and not b.text)]
-        if wire and wire[-1]["role"] == role:
-            wire[-1]["content"].extend(blocks)
+        if isinstance(message, AssistantMessage):
+            blocks = [block_to_wire(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+            # A later block of the same streamed reply, stored after results of its earlier tool
+            # calls, belongs to that reply: the API needs every result right after the reply.
+            if (
+                len(drafts) >= 2
+                and drafts[-2].role == "assistant"
+                and drafts[-2].message_id == message.message_id
+                and _only_tool_results(drafts[-1])
+            ):
+                drafts[-2].content.extend(blocks)
+                drafts[-2].sources.append(message.uuid)
+                continue
+            if drafts and drafts[-1].role == "assistant":
+                drafts[-1].content.extend(blocks)
+                drafts[-1].sources.append(message.uuid)
+                drafts[-1].message_id = message.message_id
+                continue
+            drafts.append(WireDraft("assistant", blocks, [message.uuid], message.message_id))
+            continue
+        blocks = _tagged_user_blocks(message, tag_ids)
+        if drafts and drafts[-1].role == "user":
+            drafts[-1].content.extend(blocks)
+            drafts[-1].sources.append(message.uuid)
         else:
-            wire.append({"role": role, "content": blocks})
-    for message in wire:
-        if message["role"] == "user":
-            # The API wants tool results before any text in a user message.
-            results = [b for b in message["content"] if b.get("type") == "tool_result"]
-            others = [b for b in message["content"] if b.get("type") != "tool_result"]
-            message["content"] = results + others
-    return wire
+            drafts.append(WireDraft("user", blocks, [message.uuid]))
+    for draft in drafts:
+        if draft.role == "user":
+            # The API wants tool results before any other block in a user message.
+            results = [b for b in draft.content if b.get("type") == "tool_result"]
+            others = [b for b in draft.content if b.get("type") != "tool_result"]
+            draft.content = results + others
+    return drafts
 
 
 def drop_orphan_thinking(view: list[Message]) -> list[Message]:
@@ -68,52 +132,56 @@ def drop_orphan_thinking(view: list[Message]) -> list[Message]:
     return [m for m in view if not isinstance(m, AssistantMessage) or m.message_id in substantive]
 
 
-def strip_trailing_thinking(wire: list[WireMessage]) -> list[WireMessage]:
+def strip_trailing_thinking(drafts: list[WireDraft]) -> list[WireDraft]:
     """The last assistant message may not end with thinking."""
-    if wire and wire[-1]["role"] == "assistant":
-        content = wire[-1]["content"]
+    if drafts and drafts[-1].role == "assistant":
+        content = drafts[-1].content
         while content and _is_thinking(content[-1]):
             content.pop()
-    return [m for m in wire if m["content"]]
-
-
-def repair_tool_pairing(wire: list[WireMessage]) -> list[WireMessage]:
-    """Every tool_use gets exactly one tool_result in the next message; orphans and duplicates go."""
-    repaired: list[WireMessage] = []
-    seen_tool_use_ids: set[str] = set()
-    for message in wire:
-        if message["role"] == "assistant":
-            content = []
-            for block in message["content"]:
-                if block.get("type") == "tool_use":
-                    if block["id"] in seen_tool_use_ids:
-                        continue
-                    seen_tool_use_ids.add(block["id"])
-                content.append(block)
-            repaired.append({"role": "assistant", "content": content})
-            continue
-        previous = repaired[-1] if repaired and repaired[-1]["role"] == "assistant" else None
-        expected = [b["id"] for b in previous["content"] if b.get("type") == "tool_use"] if previous else []
-        results: dict[str, dict[str, Any]] = {}
-        others = []
-        for block in message["content"]:
-            if block.get("type") == "tool_result":
-                if block["tool_use_id"] in expected and block["tool_use_id"] not in results:
-                    results[block["tool_use_id"]] = block
-            else:
-                others.append(block)
-        ordered = [results.get(tid) or _interrupted_result(tid) for tid in expected]
-        repaired.append({"role": "user", "content": ordered + others})
-    if repaired and repaired[-1]["role"] == "assistant":
-        pending = [b["id"] for b in repaired[-1]["content"] if b.get("type") == "tool_use"]
-        if pending:
-            repaired.append({"role": "user", "content": [_interrupted_result(tid) for tid in pending]})
-    return [m for m in repaired if m["content"]]
+    return [d for d in drafts if d.content]
 
 
 def _interrupted_result(tool_use_id: str) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": tool_use_id, "content": INTERRUPTED_TOOL_RESULT, "is_error": True}
 
 
-def normalize_for_api(view: list[Message]) -> list[WireMessage]:
-    return repair_tool_pairing(strip_trailing_thinking(merge_into_wire(drop_orphan_thinking(view))))
+def repair_tool_pairing(drafts: list[WireDraft]) -> list[WireDraft]:
+    """Every tool_use gets exactly one tool_result in the next message; orphans and duplicates go."""
+    repaired: list[WireDraft] = []
+    seen_tool_use_ids: set[str] = set()
+    for draft in drafts:
+        if draft.role == "assistant":
+            content = []
+            for block in draft.content:
+                if block.get("type") == "tool_use":
+                    if block["id"] in seen_tool_use_ids:
+                        continue
+                    seen_tool_use_ids.add(block["id"])
+                content.append(block)
+            repaired.append(WireDraft("assistant", content, draft.sources, draft.message_id))
+            continue
+        previous = repaired[-1] if repaired and repaired[-1].role == "assistant" else None
+        expected = [b["id"] for b in previous.content if b.get("type") == "tool_use"] if previous else []
+        results: dict[str, dict[str, Any]] = {}
+        others = []
+        for block in draft.content:
+            if block.get("type") == "tool_result":
+                if block["tool_use_id"] in expected and block["tool_use_id"] not in results:
+                    results[block["tool_use_id"]] = block
+            else:
+                others.append(block)
+        ordered = [results.get(tid) or _interrupted_result(tid) for tid in expected]
+        repaired.append(WireDraft("user", ordered + others, draft.sources))
+    if repaired and repaired[-1].role == "assistant":
+        pending = [b["id"] for b in repaired[-1].content if b.get("type") == "tool_use"]
+        if pending:
+            repaired.append(WireDraft("user", [_interrupted_result(tid) for tid in pending]))
+    return [d for d in repaired if d.content]
+
+
+def normalize_drafts(view: list[Message], *, tag_ids: bool = True) -> list[WireDraft]:
+    return repair_tool_pairing(strip_trailing_thinking(merge_into_wire(drop_orphan_thinking(view), tag_ids=tag_ids)))
+
+
+def normalize_for_api(view: list[Message], *, tag_ids: bool = True) -> list[WireMessage]:
+    return [{"role": d.role, "content": d.content} for d in normalize_drafts(view, tag_ids=tag_ids)]

@@ -1,53 +1,31 @@
 """The context pipeline: small stages, cheapest first, then API normalization (SPEC section 3).
 
-Each stage is `apply(view, state, dry_run) -> (view, report)`. A stage that is not needed
-returns the view unchanged, so the destructive stages late in the list rarely run. The
-history is never rewritten here: stages return new lists.
+    boundary slice (+ snipped filtered) -> tool-result budget -> snip -> microcompact -> wire
+
+A stage that is not needed returns the view unchanged, so the destructive stages late in the
+list rarely run. The history is never rewritten here; stages return new lists and copies. The
+same code runs for `/context` with `dry_run=True`, which decides the same way and changes
+nothing, so the numbers shown are the numbers the API will see (R1.3).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any
 
-from agent_repl.context.normalize import normalize_for_api
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from agent_repl.context.estimate import (
+    estimate_request,
+    message_cl100k,
+    text_cl100k,
+    token_count_with_estimation,
+)
+from agent_repl.context.microcompact import clearable_results
+from agent_repl.context.normalize import WireDraft, normalize_drafts
+from agent_repl.context.stage import Stage, StageOutcome
+from agent_repl.context.state import PipelineState
+from agent_repl.core.messages import Message, SystemMessage, Usage, UserMessage
 from agent_repl.core.projection import Projection, StageReport
-from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, estimate_block_tokens
 
-
-@dataclass
-class PipelineState:
-    """What stages remember between turns; rebuilt from transcript records on resume."""
-
-    ratio: float = DEFAULT_CLAUDE_RATIO
-    # Per-entry token estimates by uuid: entries are immutable once stored, so this never goes stale.
-    token_cache: dict[str, int] = field(default_factory=dict)
-
-
-class Stage(Protocol):
-    name: str
-
-    def apply(
-        self, view: list[Message], state: PipelineState, *, dry_run: bool
-    ) -> tuple[list[Message], StageReport]: ...
-
-
-def estimate_message_tokens(message: Message, state: PipelineState) -> int:
-    cached = state.token_cache.get(message.uuid)
-    if cached is not None:
-        return cached
-    if isinstance(message, SystemMessage):
-        tokens = 0
-    else:
-        blocks = message.content if isinstance(message, AssistantMessage) else message.blocks()
-        tokens = sum(estimate_block_tokens(b.model_dump(mode="json"), state.ratio) for b in blocks)
-    state.token_cache[message.uuid] = tokens
-    return tokens
-
-
-def estimate_view_tokens(view: list[Message], state: PipelineState) -> int:
-    return sum(estimate_message_tokens(m, state) for m in view)
+CACHE_EDITING_BETA = "cache-editing-agent-repl"
 
 
 def slice_after_compact_boundary(history: list[Message]) -> list[Message]:
@@ -59,20 +37,140 @@ def slice_after_compact_boundary(history: list[Message]) -> list[Message]:
     return list(history)
 
 
+class BoundarySlice:
+    """R3.0: the last compact boundary onward, with snipped entries filtered out."""
+
+    name = "boundary"
+
+    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+        sliced = slice_after_compact_boundary(view)
+        snipped = state.snip.snipped
+        kept = [m for m in sliced if m.uuid not in snipped] if snipped else sliced
+        return StageOutcome(kept, items=len(view) - len(kept), detail=f"{len(view) - len(kept)} entries before or snipped")
+
+
+def decorate_for_cache_editing(drafts: list[WireDraft], view: list[Message], state: PipelineState) -> None:
+    """Mark clearable results with `cache_reference` from the first time they are sent (so their
+    bytes never change afterwards) and put each pinned `cache_edits` block back where it was first sent."""
+    clearable = {tid for _, tid in clearable_results(view, state)}
+    for draft in drafts:
+        if draft.role != "user":
+            continue
+        draft.content = [
+            {**b, "cache_reference": b["tool_use_id"]} if b.get("type") == "tool_result" and b["tool_use_id"] in clearable else b
+            for b in draft.content
+        ]
+    by_source = {uuid: draft for draft in drafts if draft.role == "user" for uuid in draft.sources}
+    for edit in state.microcompact.pinned:
+        draft = by_source.get(edit.anchor_uuid)
+        if draft is None:
+            continue
+        draft.content.append(
+            {"type": "cache_edits", "edits": [{"type": "delete", "cache_reference": tid} for tid in edit.tool_use_ids]}
+        )
+
+
 class Pipeline:
     def __init__(self, stages: list[Stage] | None = None, state: PipelineState | None = None) -> None:
-        self.stages: list[Stage] = list(stages or [])
+        self.stages: list[Stage] = [BoundarySlice(), *(stages or [])]
         self.state = state or PipelineState()
+        self._last_request_cl100k: int | None = None
+
+    def configure_endpoint(self, *, cache_editing: bool) -> None:
+        self.state.config.cache_editing = cache_editing
 
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection:
-        view = slice_after_compact_boundary(history)
+        state = self.state
+        view = history
         reports: list[StageReport] = []
+        records: list[Any] = []
+        new_messages: list[Message] = []
+        body_extras: dict[str, Any] = {}
+        betas: list[str] = []
+        running: int | None = None
         for stage in self.stages:
-            view, report = stage.apply(view, self.state, dry_run=dry_run)
-            reports.append(report)
-        wire = normalize_for_api(view)
-        return Projection(view=view, wire=wire, estimated_tokens=estimate_view_tokens(view, self.state), reports=reports)
+            outcome = stage.apply(view, state, dry_run=dry_run)
+            view = outcome.view
+            if running is None:
+                running = estimate_request(view, state)
+                reports.append(StageReport(stage.name, running, running, outcome.items, outcome.detail))
+            else:
+                before, running = running, running - outcome.saved_tokens
+                reports.append(StageReport(stage.name, before, running, outcome.items, outcome.detail))
+            records.extend(outcome.records)
+            new_messages.extend(outcome.new_messages)
+            body_extras.update(outcome.body_extras)
+            betas.extend(b for b in outcome.betas if b not in betas)
+        drafts = normalize_drafts(view)
+        if state.config.cache_editing:
+            decorate_for_cache_editing(drafts, view, state)
+            betas.append(CACHE_EDITING_BETA)
+        wire = [{"role": d.role, "content": d.content} for d in drafts]
+        estimated = token_count_with_estimation(view, state)
+        if not dry_run:
+            self._last_request_cl100k = self._request_cl100k(view)
+            state.tokens.pending_estimate = estimate_request(view, state)
+        return Projection(
+            view=view,
+            wire=wire,
+            estimated_tokens=estimated,
+            reports=reports,
+            records=records,
+            new_messages=new_messages,
+            body_extras=body_extras,
+            betas=betas,
+        )
 
+    def _request_cl100k(self, view: list[Message]) -> int:
+        """cl100k tokens of what the API will count: fixed prompt plus the view, minus cache-deleted results."""
+        deleted = self.state.microcompact.deleted
+        total = self.state.config.fixed_prompt_cl100k
+        for message in view:
+            total += message_cl100k(message, self.state)[0]
+        if deleted:
+            for message in view:
+                if isinstance(message, UserMessage):
+                    for block in message.tool_results():
+                        if block.tool_use_id in deleted:
+                            total -= text_cl100k(block.text(), self.state)
+        return total
 
-def is_user_prompt(message: Message) -> bool:
-    return isinstance(message, UserMessage) and not message.is_meta and not message.is_tool_result()
+    def observe_response(
+        self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None
+    ) -> list[Message]:
+        """Feed the API's own count back: the usage anchor, the learned ratio, the estimate error,
+        and the cached-microcompact boundary whose saving only the API can report."""
+        tokens, mc = self.state.tokens, self.state.microcompact
+        actual = usage.total_input()
+        cleared_by_server = sum(
+            int(edit.get("cleared_input_tokens") or 0) for edit in (context_management or {}).get("applied_edits") or []
+        )
+        if tokens.pending_estimate is not None and actual > 0:
+            tokens.errors.append((tokens.pending_estimate - actual) / actual)
+        if self._last_request_cl100k and actual > 0:
+            tokens.ratio = (actual + cleared_by_server) / self._last_request_cl100k
+        tokens.last_usage = usage
+        tokens.last_usage_anchor = anchor_uuid
+        tokens.pending_estimate = None
+        self.state.snip.tokens_freed_since_usage = 0
+        new_messages: list[Message] = []
+        if usage.cache_deleted_input_tokens > mc.deleted_tokens_reported:
+            saved = usage.cache_deleted_input_tokens - mc.deleted_tokens_baseline
+            mc.deleted_tokens_reported = usage.cache_deleted_input_tokens
+            mc.deleted_tokens_baseline = usage.cache_deleted_input_tokens
+            newest = mc.pinned[-1].tool_use_ids if mc.pinned else []
+            new_messages.append(
+                SystemMessage(
+                    subtype="microcompact_boundary",
+                    content="Context microcompacted",
+                    metadata={
+                        "trigger": "auto",
+                        "preTokens": actual + saved,
+                        "tokensSaved": saved,
+                        "compactedToolIds": newest,
+                        "clearedAttachmentUUIDs": [],
+                        "cacheEdited": True,
+                    },
+                )
+            )
+        return new_messages

@@ -18,6 +18,8 @@ from agent_repl.core.events import TextDelta, ThinkingDelta
 from agent_repl.core.messages import ContentBlock, Usage
 
 _BLOCKS = TypeAdapter(list[ContentBlock])
+# The capability our emulator advertises for its cache-editing beta (not in the public API).
+CACHE_EDITS_CAPABILITY = "cache_edits_agent_repl"
 RETRYABLE_STREAM_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 
 
@@ -100,6 +102,7 @@ class ModelClient:
         self._max_retries = max_retries
         self._timeout = timeout
         self._sdk: Any = None
+        self._cache_editing: dict[str, bool] = {}
 
     def sdk(self) -> Any:
         if self._sdk is None:
@@ -136,6 +139,22 @@ class ModelClient:
                 request_id=stream.request_id,
                 context_management=context_management.model_dump() if context_management is not None else None,
             )
+
+    async def supports_cache_editing(self, model: str) -> bool:
+        """Whether the endpoint advertises our cache-editing beta for `model` (GET /v1/models/{id})."""
+        if model in self._cache_editing:
+            return self._cache_editing[model]
+        supported = False
+        try:
+            info = await self.sdk().models.retrieve(model)
+            data = info.model_dump() if hasattr(info, "model_dump") else dict(info)
+            capabilities = data.get("capabilities") or {}
+            context_management = capabilities.get("context_management") or {}
+            supported = bool((context_management.get(CACHE_EDITS_CAPABILITY) or {}).get("supported"))
+        except Exception:  # an endpoint without the models API simply has no cache editing
+            supported = False
+        self._cache_editing[model] = supported
+        return supported
 
     async def close(self) -> None:
         if self._sdk is not None:

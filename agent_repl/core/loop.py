@@ -109,8 +109,13 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
     user_message = await session.append(UserMessage(content=prompt))
     yield TurnStarted(prompt=prompt, message=user_message)
     state = State()
+    await session.ensure_capabilities()
     while True:
         projection = session.projector.project(session.messages)
+        for record in projection.records:
+            await session.append_record(record)
+        for message in projection.new_messages:
+            yield SystemMessageEvent(message=await session.append(message))  # type: ignore[arg-type]
         session.request_count += 1
         yield ContextProjected(
             request_index=session.request_count,
@@ -124,12 +129,13 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             system=session.system_prompt,
             tools=session.tool_definitions,
             messages=projection.wire,
+            extra=projection.body_extras,
         )
         state.requests += 1
         response: ModelResponse | None = None
         partial_text: list[str] = []
         try:
-            async for item in _until_cancelled(session.client.stream(body), session.cancelled):
+            async for item in _until_cancelled(session.client.stream(body, betas=projection.betas or None), session.cancelled):
                 if isinstance(item, ModelResponse):
                     response = item
                 else:
@@ -185,6 +191,10 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
                 tool_uses.append(block)
                 yield ToolUseStarted(tool_use_id=block.id, name=block.name, input=block.input)
         state.final_text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
+        for message in session.projector.observe_response(
+            response.usage, anchor_uuid=session.messages[-1].uuid, context_management=response.context_management
+        ):
+            yield SystemMessageEvent(message=await session.append(message))  # type: ignore[arg-type]
 
         if not tool_uses:
             yield _ended(session, state, "completed")

@@ -2,7 +2,7 @@
 
 The loop asks a `Projector` for the model's view of the history each turn; the pipeline in
 `agent_repl.context` implements it. `/context` asks the same projector with `dry_run=True`,
-which must have no side effects (no records written, no model call).
+which must have no side effects (no records written, no model call, no state changed).
 """
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agent_repl.core.messages import Message
+from agent_repl.core.messages import Message, Usage
 
 
 @dataclass(frozen=True)
 class StageReport:
+    """What one stage did this turn: the estimated request size before and after it."""
+
     stage: str
     tokens_before: int
     tokens_after: int
@@ -26,9 +28,19 @@ class StageReport:
 class Projection:
     view: list[Message]
     wire: list[dict[str, Any]]
+    # token_count_with_estimation: last usage + estimate of what came after - snip freed.
     estimated_tokens: int
     reports: list[StageReport] = field(default_factory=list)
+    # Transcript side records and history entries the stages' decisions produced (not in a dry run).
+    records: list[Any] = field(default_factory=list)
+    new_messages: list[Message] = field(default_factory=list)
+    body_extras: dict[str, Any] = field(default_factory=dict)
+    betas: list[str] = field(default_factory=list)
 
 
 class Projector(Protocol):
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection: ...
+
+    def observe_response(
+        self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None
+    ) -> list[Message]: ...

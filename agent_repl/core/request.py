@@ -27,7 +27,7 @@ def _with_breakpoint(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cacheable(block: dict[str, Any]) -> bool:
-    if block.get("type") in ("thinking", "redacted_thinking"):
+    if block.get("type") in ("thinking", "redacted_thinking", "cache_edits"):
         return False
     return not (block.get("type") == "text" and not block.get("text"))
 

@@ -85,6 +85,7 @@ class Session:
         self.request_count = 0
         self.cancelled = asyncio.Event()
         self._context_provider = context_provider
+        self.capabilities_checked = False
 
     @property
     def last_uuid(self) -> str | None:
@@ -105,6 +106,16 @@ class Session:
         """A new session opens with one meta message of environment context; a resumed one keeps its own."""
         if not self.messages:
             await self.append(UserMessage(content=self._context_provider(self.cwd), is_meta=True))
+
+    async def ensure_capabilities(self) -> None:
+        """Ask the endpoint once whether it supports cache editing (our emulator does; the public API does not)."""
+        if self.capabilities_checked:
+            return
+        self.capabilities_checked = True
+        supported = await self.client.supports_cache_editing(self.model)
+        configure = getattr(self.projector, "configure_endpoint", None)
+        if configure is not None:
+            configure(cache_editing=supported)
 
     def tool_runtime(self, ask: ApprovalCallback | None) -> ToolRuntime:
         return ToolRuntime(

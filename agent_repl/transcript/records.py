@@ -193,6 +193,18 @@ class MicrocompactClearRecord(SideRecord):
     tokens_saved: int | None = None
 
 
+class CacheEditRecord(SideRecord):
+    """Tool results deleted from the server's prompt cache (cached microcompact, SPEC R3.4.2).
+
+    The `cache_edits` block is pinned to the wire message holding `anchor_uuid` and re-sent there
+    on every later request, so the bytes the cache has seen never move.
+    """
+
+    type: Literal["cache-edit"] = "cache-edit"
+    anchor_uuid: str
+    tool_use_ids: list[str]
+
+
 class SessionMetaRecord(SideRecord):
     """Session-level values (`model`, `title`...); on load, later records win key by key."""
 
@@ -205,6 +217,7 @@ BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
     SnipRecord,
     CollapseCommitRecord,
     MicrocompactClearRecord,
+    CacheEditRecord,
     SessionMetaRecord,
 )
 
@@ -261,6 +274,7 @@ __all__ = [
     "MESSAGE_RECORD_TYPES",
     "AssistantPayload",
     "AssistantRecord",
+    "CacheEditRecord",
     "CollapseCommitRecord",
     "ContentReplacementRecord",
     "MessageRecord",

@@ -112,7 +112,8 @@ def test_a_megabyte_result_reaches_the_model_as_a_preview_and_the_file_holds_it_
     done = run_agent(["-p", "count", "--output-format", "json", "--dangerously-skip-permissions"], cwd=project, env=env)
     assert done.returncode == 0, done.stderr
     [block] = tool_results(emulated.bodies()[-1]).values()
-    preview = result_text(block)
+    preview, tag = result_text(block).rsplit("\n", 1)
+    assert tag.startswith("[id:")  # the snip tag, added on the wire only
     assert preview.startswith(PERSISTED_OUTPUT_TAG + "\nOutput too large (1.2 MB). Full output saved to: ")
     assert len(preview) < 2_500 and "\n1\n2\n3\n" in preview and "200000" not in preview
     path = Path(preview.splitlines()[1].split("Full output saved to: ", 1)[1])

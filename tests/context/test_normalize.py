@@ -29,7 +29,7 @@ def test_split_reply_and_parallel_results_merge_into_one_wire_message_each():
         result("a"),
         result("b"),
     ]
-    wire = normalize_for_api(view)
+    wire = normalize_for_api(view, tag_ids=False)
     assert [m["role"] for m in wire] == ["user", "assistant", "user"]
     assert [b["type"] for b in wire[1]["content"]] == ["thinking", "tool_use", "tool_use"]
     assert [b["tool_use_id"] for b in wire[2]["content"]] == ["a", "b"]
@@ -46,7 +46,7 @@ def test_missing_result_gets_a_synthetic_error_and_orphans_and_duplicates_go():
         result("zzz", "orphan"),
         UserMessage(content="and now?"),
     ]
-    wire = normalize_for_api(view)
+    wire = normalize_for_api(view, tag_ids=False)
     last = wire[-1]["content"]
     assert [b.get("tool_use_id") for b in last if b["type"] == "tool_result"] == ["a", "b"]
     assert last[0] == {"type": "tool_result", "tool_use_id": "a", "content": INTERRUPTED_TOOL_RESULT, "is_error": True}
@@ -56,7 +56,7 @@ def test_missing_result_gets_a_synthetic_error_and_orphans_and_duplicates_go():
 
 def test_trailing_tool_use_after_a_crash_is_answered():
     view = [UserMessage(content="go"), AssistantMessage(message_id="m1", content=[tool_use("a")])]
-    wire = normalize_for_api(view)
+    wire = normalize_for_api(view, tag_ids=False)
     assert wire[-1]["role"] == "user" and wire[-1]["content"][0]["tool_use_id"] == "a"
 
 
@@ -67,7 +67,7 @@ def test_thinking_only_message_and_empty_text_are_dropped():
         AssistantMessage(message_id="m1", content=[TextBlock(text="")]),
         AssistantMessage(message_id="m1", content=[TextBlock(text="hello")]),
     ]
-    wire = normalize_for_api(view)
+    wire = normalize_for_api(view, tag_ids=False)
     assert wire == [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
@@ -82,7 +82,8 @@ def test_breakpoints_on_tools_system_and_last_two_user_messages_without_mutating
             result("a"),
             AssistantMessage(message_id="m2", content=[TextBlock(text="done")]),
             UserMessage(content="two"),
-        ]
+        ],
+        tag_ids=False,
     )
     snapshot = repr(wire)
     tools = [{"name": "A", "input_schema": {}}, {"name": "B", "input_schema": {}}]
@@ -94,3 +95,39 @@ def test_breakpoints_on_tools_system_and_last_two_user_messages_without_mutating
         (i, j) for i, m in enumerate(body["messages"]) for j, b in enumerate(m["content"]) if "cache_control" in b
     ]
     assert marked == [(2, 0), (4, 0)]
+
+
+def test_id_tags_go_on_non_meta_user_messages_only_and_are_stable():
+    from agent_repl.context.ids import short_id
+
+    prompt = UserMessage(uuid="u-1", content="hello")
+    meta = UserMessage(uuid="u-0", content="<system-reminder>ctx</system-reminder>", is_meta=True)
+    view = [
+        meta,
+        prompt,
+        AssistantMessage(message_id="m1", content=[tool_use("a")]),
+        UserMessage(uuid="u-2", content=[ToolResultBlock(tool_use_id="a", content="out")]),
+    ]
+    wire = normalize_for_api(view)
+    assert wire[0]["content"] == [
+        {"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
+        {"type": "text", "text": f"hello [id:{short_id('u-1')}]"},
+    ]
+    assert wire[2]["content"][0]["content"] == f"out\n[id:{short_id('u-2')}]"
+    assert prompt.content == "hello"  # the history is untouched
+    assert short_id("u-1") == short_id("u-1") and len(short_id("u-1")) == 6
+    assert all(c in "0123456789abcdefghijklmnopqrstuvwxyz" for c in short_id("anything"))
+
+
+def test_split_reply_with_results_stored_between_its_blocks_is_one_wire_message():
+    view = [
+        UserMessage(content="go"),
+        AssistantMessage(message_id="m1", content=[tool_use("a")]),
+        result("a"),
+        AssistantMessage(message_id="m1", content=[tool_use("b")]),
+        result("b"),
+    ]
+    wire = normalize_for_api(view, tag_ids=False)
+    assert [m["role"] for m in wire] == ["user", "assistant", "user"]
+    assert [b["id"] for b in wire[1]["content"]] == ["a", "b"]
+    assert [b["tool_use_id"] for b in wire[2]["content"]] == ["a", "b"]

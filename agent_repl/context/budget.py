@@ -1,0 +1,146 @@
+"""Tool-result budget (SPEC R3.2): content replacement, not compaction.
+
+The tool results of one wire-level user message may total at most `tool_result_budget_chars`.
+Results are grouped exactly as normalization merges them: only an assistant reply closes a
+group, and a repeated `message_id` (one streamed reply split into entries) does not. Each
+result is in one of three partitions, by tool_use_id:
+
+- must_reapply: replaced before; the recorded replacement string is re-emitted byte for byte;
+- frozen: seen before and not replaced; never touched again, so the cached prefix stays put;
+- fresh: first seen now; the only candidates, largest first, until frozen + fresh fit.
+
+If the frozen results alone are over the budget, the overage is accepted: later stages deal
+with it. A replacement writes the full text to the session's tool-results directory and keeps
+a preview in the view; the record holds the exact string, so a resume re-emits it unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_repl.context.estimate import text_cl100k
+from agent_repl.context.stage import StageOutcome
+from agent_repl.context.state import PipelineState
+from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, UserMessage
+from agent_repl.core.persisted_output import (
+    PREVIEW_SIZE_BYTES,
+    build_preview,
+    is_persisted_preview,
+    persist_text,
+    tool_result_path,
+)
+from agent_repl.transcript.records import ContentReplacementRecord
+
+
+def wire_groups(view: list[Message]) -> list[list[int]]:
+    """Indexes of the user entries that normalization merges into each wire-level user message."""
+    groups: list[list[int]] = [[]]
+    last_reply: str | None = None
+    for index, message in enumerate(view):
+        if isinstance(message, AssistantMessage):
+            if message.message_id != last_reply and groups[-1]:
+                groups.append([])
+            last_reply = message.message_id
+        elif isinstance(message, UserMessage):
+            groups[-1].append(index)
+    return [g for g in groups if g]
+
+
+def tool_names(view: list[Message]) -> dict[str, str]:
+    return {b.id: b.name for m in view if isinstance(m, AssistantMessage) for b in m.tool_uses()}
+
+
+def replace_results(message: UserMessage, replacements: dict[str, str]) -> UserMessage:
+    """A copy of `message` whose named tool results carry their replacement text."""
+    blocks = [
+        b.model_copy(update={"content": replacements[b.tool_use_id]})
+        if isinstance(b, ToolResultBlock) and b.tool_use_id in replacements
+        else b
+        for b in message.blocks()
+    ]
+    return message.model_copy(update={"content": blocks})
+
+
+@dataclass
+class _Candidate:
+    index: int
+    block: ToolResultBlock
+    size: int
+
+
+class ToolResultBudget:
+    name = "budget"
+
+    def __init__(self, tool_results_dir: Path) -> None:
+        self.tool_results_dir = tool_results_dir
+
+    def _preview_for(self, block: ToolResultBlock, *, dry_run: bool) -> str:
+        text = block.text()
+        if dry_run:
+            data = text.encode("utf-8", errors="surrogateescape")
+            path = tool_result_path(self.tool_results_dir, block.tool_use_id)
+            return build_preview(data[: PREVIEW_SIZE_BYTES + 1], len(data), path)
+        return persist_text(text, block.tool_use_id, self.tool_results_dir).preview
+
+    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+        config, budget = state.config, state.budget
+        names = tool_names(view)
+        replacements: dict[str, str] = {}
+        records: list[object] = []
+        newly_seen: set[str] = set()
+        saved = 0
+        for group in wire_groups(view):
+            frozen_size = 0
+            fresh: list[_Candidate] = []
+            for index in group:
+                message = view[index]
+                assert isinstance(message, UserMessage)
+                for block in message.tool_results():
+                    tool_use_id = block.tool_use_id
+                    if tool_use_id in budget.replacements:
+                        replacements[tool_use_id] = budget.replacements[tool_use_id]
+                        continue
+                    size = len(block.text())
+                    if tool_use_id in budget.seen:
+                        frozen_size += size
+                        continue
+                    newly_seen.add(tool_use_id)
+                    eligible = (
+                        not block.has_image()
+                        and not is_persisted_preview(block.text())
+                        and names.get(tool_use_id) not in config.unlimited_tools
+                    )
+                    if eligible:
+                        fresh.append(_Candidate(index, block, size))
+                    else:
+                        frozen_size += size
+            remaining = sum(c.size for c in fresh)
+            for candidate in sorted(fresh, key=lambda c: c.size, reverse=True):
+                if frozen_size + remaining <= config.tool_result_budget_chars:
+                    break
+                preview = self._preview_for(candidate.block, dry_run=dry_run)
+                replacements[candidate.block.tool_use_id] = preview
+                remaining -= candidate.size
+                saved += text_cl100k(candidate.block.text(), state) - text_cl100k(preview, state)
+                records.append(ContentReplacementRecord(tool_use_id=candidate.block.tool_use_id, replacement=preview))
+        new_view = view
+        if replacements:
+            new_view = [
+                replace_results(m, replacements)
+                if isinstance(m, UserMessage) and any(b.tool_use_id in replacements for b in m.tool_results())
+                else m
+                for m in view
+            ]
+        if not dry_run:
+            budget.seen |= newly_seen
+            for record in records:
+                assert isinstance(record, ContentReplacementRecord)
+                budget.replacements[record.tool_use_id] = record.replacement
+        return StageOutcome(
+            new_view,
+            saved_tokens=round(saved * state.tokens.ratio),
+            items=len(records),
+            detail=f"{len(records)} new replacements, {len(replacements) - len(records)} re-applied",
+            records=[] if dry_run else records,
+        )

@@ -1,0 +1,172 @@
+"""Microcompact (SPEC R3.4): clearing old tool results, in one of three ways.
+
+1. Time-based: when the last reply is older than the cache TTL gap, the server cache is cold
+   anyway, so the content of every clearable result but the most recent few becomes
+   `[Old tool result content cleared]`. A deliberate prefix break, recorded, and it resets
+   the cached registry (the entries those edits pointed at are gone).
+2. Cached (cache editing, only where the endpoint advertises it, main thread only): the view
+   is unchanged; old results are deleted from the server's cached prefix by a `cache_edits`
+   block pinned to the message where it was first sent, so no byte the cache has seen moves.
+3. Otherwise the public `context_management` edits: the server clears old tool uses past a
+   trigger; thinking is kept, or only the last turn's after an idle hour (R3.4.3).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from agent_repl.context.budget import replace_results, tool_names, wire_groups
+from agent_repl.context.estimate import text_cl100k
+from agent_repl.context.stage import StageOutcome
+from agent_repl.context.state import CLEARED_TOOL_RESULT, PinnedCacheEdit, PipelineState
+from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ThinkingBlock, UserMessage
+from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+
+
+def _parse_time(timestamp: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def minutes_since_last_reply(view: list[Message], now: datetime) -> float | None:
+    for message in reversed(view):
+        if isinstance(message, AssistantMessage) and not message.is_synthetic:
+            when = _parse_time(message.timestamp)
+            return None if when is None else (now - when).total_seconds() / 60
+    return None
+
+
+def clearable_results(view: list[Message], state: PipelineState) -> list[tuple[int, str]]:
+    """(entry index, tool_use_id) of every clearable tool result in the view, oldest first."""
+    names = tool_names(view)
+    found = []
+    for index, message in enumerate(view):
+        if isinstance(message, UserMessage):
+            for block in message.tool_results():
+                if names.get(block.tool_use_id) in state.config.clearable_tools:
+                    found.append((index, block.tool_use_id))
+    return found
+
+
+def apply_clears(view: list[Message], cleared: dict[str, str]) -> list[Message]:
+    if not cleared:
+        return view
+    return [
+        replace_results(m, cleared)
+        if isinstance(m, UserMessage) and any(b.tool_use_id in cleared for b in m.tool_results())
+        else m
+        for m in view
+    ]
+
+
+def _result_text(view: list[Message], tool_use_id: str) -> str:
+    for message in view:
+        if isinstance(message, UserMessage):
+            for block in message.tool_results():
+                if block.tool_use_id == tool_use_id:
+                    return block.text()
+    return ""
+
+
+class Microcompact:
+    name = "microcompact"
+
+    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+        config, mc = state.config, state.microcompact
+        gap = minutes_since_last_reply(view, state.clock())
+        if gap is not None and gap >= config.cache_cold_gap_minutes:
+            outcome = self._time_based(view, state, dry_run=dry_run)
+            if outcome is not None:
+                return outcome
+        view = apply_clears(view, mc.cleared)
+        if config.cache_editing and config.main_thread:
+            return self._cached(view, state, dry_run=dry_run)
+        if config.api_context_management:
+            return self._api_edits(view, state, idle_minutes=gap)
+        return StageOutcome(view)
+
+    def _time_based(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome | None:
+        config, mc = state.config, state.microcompact
+        results = clearable_results(view, state)
+        keep = {tool_use_id for _, tool_use_id in results[-config.keep_recent_tool_results :]} if (
+            config.keep_recent_tool_results
+        ) else set()
+        to_clear = [tid for _, tid in results if tid not in keep and tid not in mc.cleared]
+        if not to_clear:
+            return None
+        saved = sum(text_cl100k(_result_text(view, tid), state) for tid in to_clear)
+        cleared = {**mc.cleared, **{tid: CLEARED_TOOL_RESULT for tid in to_clear}}
+        new_view = apply_clears(view, cleared)
+        saved_tokens = round(saved * state.tokens.ratio)
+        outcome = StageOutcome(new_view, saved_tokens=saved_tokens, items=len(to_clear), detail="time-based clear")
+        if dry_run:
+            return outcome
+        mc.cleared = cleared
+        # The server cache is cold: edits pinned into it point at nothing now.
+        mc.deleted.clear()
+        mc.pinned.clear()
+        mc.deleted_tokens_baseline = mc.deleted_tokens_reported = 0
+        outcome.records.append(
+            MicrocompactClearRecord(
+                tool_use_ids=to_clear, replacement=CLEARED_TOOL_RESULT, trigger="time", tokens_saved=saved_tokens
+            )
+        )
+        outcome.new_messages.append(
+            SystemMessage(
+                subtype="microcompact_boundary",
+                content="Context microcompacted",
+                metadata={
+                    "trigger": "auto",
+                    "preTokens": None,
+                    "tokensSaved": saved_tokens,
+                    "compactedToolIds": to_clear,
+                    "clearedAttachmentUUIDs": [],
+                },
+            )
+        )
+        return outcome
+
+    def _cached(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+        config, mc = state.config, state.microcompact
+        groups = wire_groups(view)
+        unsent = set(groups[-1]) if groups else set()
+        live = [
+            tid
+            for index, tid in clearable_results(view, state)
+            if index not in unsent and tid not in mc.deleted and tid not in mc.cleared
+        ]
+        if len(live) <= config.cached_trigger or not view:
+            return StageOutcome(view, detail=f"{len(mc.deleted)} deleted from the cache")
+        to_delete = live[: len(live) - config.cached_keep]
+        saved = round(sum(text_cl100k(_result_text(view, tid), state) for tid in to_delete) * state.tokens.ratio)
+        outcome = StageOutcome(view, saved_tokens=saved, items=len(to_delete), detail="cache edit")
+        if dry_run:
+            return outcome
+        anchor = view[-1].uuid
+        mc.deleted.update(to_delete)
+        mc.pinned.append(PinnedCacheEdit(anchor, list(to_delete)))
+        mc.deleted_tokens_baseline = mc.deleted_tokens_reported
+        outcome.records.append(CacheEditRecord(anchor_uuid=anchor, tool_use_ids=list(to_delete)))
+        return outcome
+
+    def _api_edits(self, view: list[Message], state: PipelineState, *, idle_minutes: float | None) -> StageOutcome:
+        config = state.config
+        edits = []
+        if any(isinstance(b, ThinkingBlock) for m in view if isinstance(m, AssistantMessage) for b in m.content):
+            idle = idle_minutes is not None and idle_minutes >= config.cache_cold_gap_minutes
+            keep = {"type": "thinking_turns", "value": 1} if idle else "all"
+            edits.append({"type": "clear_thinking_20251015", "keep": keep})
+        edits.append(
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": config.api_clear_trigger_tokens},
+                "keep": {"type": "tool_uses", "value": config.api_clear_keep_tool_uses},
+            }
+        )
+        return StageOutcome(
+            view, body_extras={"context_management": {"edits": edits}}, betas=[CONTEXT_MANAGEMENT_BETA]
+        )

@@ -1,0 +1,111 @@
+"""What the pipeline remembers between turns, and its settings.
+
+Every decision that changes what the model sees is kept here and written to the transcript as a
+side record, so a resume rebuilds the same state from the records alone (SPEC R2.6) and sends
+the same bytes. Stages change this state only when they run for real, never in a dry run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from agent_repl.core.messages import Usage
+from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
+
+CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class PipelineConfig:
+    # Tool results of one wire-level user message may total at most this many characters (R3.2.1).
+    tool_result_budget_chars: int = 200_000
+    # Tools whose results are never replaced (unlimited max_result_size_chars: Read).
+    unlimited_tools: frozenset[str] = frozenset({"Read"})
+    # Tools whose old results microcompact may clear.
+    clearable_tools: frozenset[str] = frozenset({"Read", "Bash", "Grep", "Glob"})
+    # Time-based microcompact: the server cache is cold after this gap (R3.4.1).
+    cache_cold_gap_minutes: float = 60.0
+    keep_recent_tool_results: int = 5
+    # Cached microcompact (R3.4.2): when more clearable results than the trigger are live in the
+    # cache, delete the oldest down to `cached_keep`.
+    cache_editing: bool = False
+    cached_trigger: int = 40
+    cached_keep: int = 20
+    # Public fallback when the endpoint has no cache editing (clear_tool_uses_20250919).
+    api_context_management: bool = True
+    api_clear_trigger_tokens: int = 100_000
+    api_clear_keep_tool_uses: int = 5
+    # Automatic snip (R3.3.2): only over this share of the effective window.
+    auto_snip_threshold: float = 0.75
+    effective_window: int = 180_000
+    # cl100k tokens of the system prompt and tool definitions (the usage covers them after the
+    # first response; before it, estimates add them).
+    fixed_prompt_cl100k: int = 0
+    # Main thread only: a sub-agent or a compaction request must not touch the cached registry.
+    main_thread: bool = True
+
+
+@dataclass
+class BudgetState:
+    """Content replacement (R3.2.2): what was seen and what was replaced, by tool_use_id."""
+
+    seen: set[str] = field(default_factory=set)
+    replacements: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SnipState:
+    snipped: set[str] = field(default_factory=set)
+    # Freed since the last API usage, which cannot see them (R3.3.3).
+    tokens_freed_since_usage: int = 0
+    tokens_freed_total: int = 0
+
+
+@dataclass
+class PinnedCacheEdit:
+    anchor_uuid: str
+    tool_use_ids: list[str]
+
+
+@dataclass
+class MicrocompactState:
+    # Time-based clears: tool_use_id -> the exact replacement text.
+    cleared: dict[str, str] = field(default_factory=dict)
+    # Cached microcompact: results deleted from the server cache, and where each edit is pinned.
+    deleted: set[str] = field(default_factory=set)
+    pinned: list[PinnedCacheEdit] = field(default_factory=list)
+    # cache_deleted_input_tokens is cumulative over the pinned edits; the baseline is the value
+    # before the newest edit, so the newest edit's own saving is the difference.
+    deleted_tokens_reported: int = 0
+    deleted_tokens_baseline: int = 0
+
+
+@dataclass
+class TokenAccounting:
+    """The last usage the API reported and how far our estimates are from it (R3.3.3, issue 4.6)."""
+
+    last_usage: Usage | None = None
+    # The uuid of the last history entry the last usage covers (its assistant reply).
+    last_usage_anchor: str | None = None
+    ratio: float = DEFAULT_CLAUDE_RATIO
+    # What we estimated for the last request before sending it, to compare with its usage.
+    pending_estimate: int | None = None
+    errors: list[float] = field(default_factory=list)
+
+
+@dataclass
+class PipelineState:
+    config: PipelineConfig = field(default_factory=PipelineConfig)
+    budget: BudgetState = field(default_factory=BudgetState)
+    snip: SnipState = field(default_factory=SnipState)
+    microcompact: MicrocompactState = field(default_factory=MicrocompactState)
+    tokens: TokenAccounting = field(default_factory=TokenAccounting)
+    # Text -> cl100k tokens; texts are immutable, so entries never go stale.
+    token_cache: dict[str, int] = field(default_factory=dict)
+    clock: Callable[[], datetime] = utc_now
