@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import subprocess
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from agent_repl.context.budget import ToolResultBudget
@@ -17,8 +19,9 @@ from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.state import PipelineConfig, PipelineState
+from agent_repl.context.thresholds import effective_window
 from agent_repl.core.client import ModelClient
-from agent_repl.core.messages import Message
+from agent_repl.core.messages import Message, utc_now
 from agent_repl.core.models import model_info
 from agent_repl.core.permissions import ApprovalCallback
 from agent_repl.core.request import tool_definitions
@@ -93,6 +96,7 @@ async def open_session(
     *,
     resume: ResumeSource | None = None,
     ask: ApprovalCallback | None = None,
+    clock: Callable[[], datetime] = utc_now,
 ) -> Session:
     cwd = cwd.resolve()
     history: list[Message] = []
@@ -113,6 +117,7 @@ async def open_session(
         history = [m.model_copy(update={"session_id": session_id}) for m in history]
     tools = builtin_tools()
     pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir)
+    pipeline.state.clock = clock
     if resume is not None:
         rebuild_state(pipeline.state, history, resume.loaded.side_records)
     client = ModelClient(api_key=settings.api_key, base_url=settings.base_url, max_retries=settings.max_retries)
@@ -127,6 +132,7 @@ async def open_session(
         tool_results_dir=paths.tool_results_dir,
         history=history,
         ask=ask,
+        clock=clock,
     )
     return session
 
@@ -138,7 +144,8 @@ def build_pipeline(settings: Settings, cwd: Path, tools: list[Tool], tool_result
     config = PipelineConfig(
         unlimited_tools=frozenset(t.name for t in tools if t.max_result_size_chars is None),
         clearable_tools=frozenset(t.name for t in tools if t.microcompact_clearable),
-        effective_window=window - min(20_000, window // 10),
+        context_window=window,
+        effective_window=effective_window(window),
         fixed_prompt_cl100k=fixed,
     )
     stages = [ToolResultBudget(tool_results_dir), Microcompact()]

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
-from agent_repl.core.messages import Usage
+from agent_repl.core.messages import Usage, utc_now
 from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
 
 CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass
@@ -43,6 +39,7 @@ class PipelineConfig:
     api_clear_keep_tool_uses: int = 5
     # Automatic snip (R3.3.2): only over this share of the effective window.
     auto_snip_threshold: float = 0.75
+    context_window: int = 200_000
     effective_window: int = 180_000
     # cl100k tokens of the system prompt and tool definitions (the usage covers them after the
     # first response; before it, estimates add them).

@@ -106,9 +106,17 @@ def new_uuid() -> str:
     return str(uuid_module.uuid4())
 
 
-def now_iso() -> str:
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso_timestamp(moment: datetime) -> str:
     """ISO-8601 UTC with milliseconds and a Z, as Claude Code writes timestamps."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def now_iso() -> str:
+    return iso_timestamp(utc_now())
 
 
 class _Entry(BaseModel):

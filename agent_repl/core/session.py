@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from agent_repl.core.client import ModelClient
 from agent_repl.core.events import AgentEvent
-from agent_repl.core.messages import Message, Usage, UserMessage
+from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
 from agent_repl.core.models import cost_usd
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
@@ -62,6 +63,7 @@ class Session:
         ask: ApprovalCallback | None = None,
         permissions: PermissionPolicy | None = None,
         context_provider: Callable[[Path], str] = session_context,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -86,6 +88,8 @@ class Session:
         self.cancelled = asyncio.Event()
         self._context_provider = context_provider
         self.capabilities_checked = False
+        # Stamps every entry; the pipeline's time-based decisions use the same clock.
+        self.clock = clock
 
     @property
     def last_uuid(self) -> str | None:
@@ -95,6 +99,7 @@ class Session:
         """Link the entry into the chain, keep it, and write it before anything else happens."""
         message.parent_uuid = self.last_uuid
         message.session_id = self.session_id
+        message.timestamp = iso_timestamp(self.clock())
         await self.sink.append_message(message)
         self.messages.append(message)
         return message

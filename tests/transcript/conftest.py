@@ -23,6 +23,7 @@ from agent_repl.core.messages import (
     UserMessage,
 )
 from agent_repl.transcript.records import (
+    CacheEditRecord,
     CollapseCommitRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
@@ -189,6 +190,7 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
         MicrocompactClearRecord(
             tool_use_ids=["toolu_01Bash"], trigger="time", tokens_saved=300, session_id=s
         ),
+        CacheEditRecord(anchor_uuid="u-9", tool_use_ids=["toolu_01Read"], session_id=s),
         SystemMessage(
             subtype="microcompact_boundary",
             session_id=s,

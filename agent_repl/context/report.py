@@ -1,0 +1,128 @@
+"""The data behind `/context` (issue 4, item 7): where the tokens go, costing zero model tokens.
+
+It runs the same projection the next request will (dry run: nothing written, nothing changed),
+so the numbers shown are the numbers the API will see (SPEC R1.3).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agent_repl.context.estimate import estimate_messages, text_cl100k
+from agent_repl.context.ids import short_id
+from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.thresholds import autocompact_threshold
+from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
+from agent_repl.core.persisted_output import is_persisted_preview
+from agent_repl.core.projection import StageReport
+
+if TYPE_CHECKING:
+    from agent_repl.core.session import Session
+
+CATEGORIES = (
+    "System prompt",
+    "Tools",
+    "Memory and context",
+    "Messages",
+    "Tool results",
+    "Persisted previews",
+    "Autocompact buffer",
+    "Free space",
+)
+
+
+@dataclass(frozen=True)
+class ContextItem:
+    """One history entry in the view: its `[id:]` (user entries), role, size and first line."""
+
+    id: str
+    role: str
+    tokens: int
+    first_line: str
+
+
+@dataclass
+class ContextReport:
+    model: str
+    context_window: int
+    effective_window: int
+    used_tokens: int
+    categories: dict[str, int]
+    largest: list[ContextItem]
+    stages: list[StageReport] = field(default_factory=list)
+    view_messages: int = 0
+    history_messages: int = 0
+
+    @property
+    def used_share(self) -> float:
+        return self.used_tokens / self.context_window if self.context_window else 0.0
+
+
+def _first_line(message: Message) -> str:
+    if isinstance(message, AssistantMessage):
+        block = message.content[0] if message.content else None
+        if block is None:
+            return ""
+        if block.type == "tool_use":
+            return f"{block.name}({json.dumps(block.input, ensure_ascii=False)})"[:100]
+        text = getattr(block, "text", None) or getattr(block, "thinking", "")
+    elif isinstance(message, UserMessage):
+        results = message.tool_results()
+        text = results[0].text() if results else message.text()
+    else:
+        text = message.content
+    return (text.strip().splitlines() or [""])[0][:100]
+
+
+def _item(message: Message, tokens: int) -> ContextItem:
+    if isinstance(message, UserMessage):
+        role = "tool result" if message.is_tool_result() else ("meta" if message.is_meta else "user")
+        ident = "" if message.is_meta else short_id(message.uuid)
+    else:
+        role, ident = "assistant", ""
+    return ContextItem(ident, role, tokens, _first_line(message))
+
+
+def build_context_report(session: Session, *, largest: int = 10) -> ContextReport:
+    projector = session.projector
+    if not isinstance(projector, Pipeline):
+        raise TypeError("the /context report needs the context pipeline")
+    state = projector.state
+    projection = projector.project(session.messages, dry_run=True)
+    ratio = state.tokens.ratio
+    categories = dict.fromkeys(CATEGORIES, 0)
+    categories["System prompt"] = round(text_cl100k(session.system_prompt, state) * ratio)
+    categories["Tools"] = round(text_cl100k(json.dumps(session.tool_definitions), state) * ratio)
+    items: list[ContextItem] = []
+    for message in projection.view:
+        if isinstance(message, SystemMessage):
+            continue
+        tokens = estimate_messages([message], state)
+        if isinstance(message, UserMessage) and message.is_meta:
+            categories["Memory and context"] += tokens
+        elif isinstance(message, UserMessage) and message.is_tool_result():
+            results: list[ToolResultBlock] = message.tool_results()
+            key = "Persisted previews" if all(is_persisted_preview(r.text()) for r in results) else "Tool results"
+            categories[key] += tokens
+        else:
+            categories["Messages"] += tokens
+        items.append(_item(message, tokens))
+    config = state.config
+    counted = sum(categories.values())
+    used = max(counted, projection.estimated_tokens)
+    categories["Messages"] += used - counted
+    categories["Autocompact buffer"] = config.context_window - autocompact_threshold(config.effective_window)
+    categories["Free space"] = max(0, config.context_window - used - categories["Autocompact buffer"])
+    return ContextReport(
+        model=session.model,
+        context_window=config.context_window,
+        effective_window=config.effective_window,
+        used_tokens=used,
+        categories=categories,
+        largest=sorted(items, key=lambda i: i.tokens, reverse=True)[:largest],
+        stages=projection.reports,
+        view_messages=len(projection.view),
+        history_messages=len(session.messages),
+    )

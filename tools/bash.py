@@ -1,0 +1,278 @@
+"""Bash: one command in its own process group, output streamed to a file, cwd kept across calls."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field
+
+from agent_repl.core.persisted_output import persist_file
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from tools._common import ToolArgs, current_cwd, notify
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+# Bytes of the output's end sent to the UI with each progress update.
+PROGRESS_TAIL_BYTES = 4_000
+
+# Runs the command with `eval` and writes the final directory to a side file on exit (even on `exit N`).
+_WRAPPER = r"""__agent_repl_cwd_file=$1
+__agent_repl_command=$2
+shift 2
+trap '__agent_repl_status=$?; builtin pwd -P >| "$__agent_repl_cwd_file" 2>/dev/null; exit $__agent_repl_status' EXIT
+eval "$__agent_repl_command"
+"""
+
+Outcome = Literal["exited", "timeout", "cancelled"]
+
+
+class BashArgs(ToolArgs):
+    command: str = Field(description="The command to execute")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Optional timeout in milliseconds (max {MAX_TIMEOUT_MS}); the default is {DEFAULT_TIMEOUT_MS}",
+    )
+    description: str | None = Field(
+        default=None,
+        description="A clear, concise description of what this command does, in 5-10 words",
+    )
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to a process group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live (non-zombie) process is left in the group; zombies wait on a slow reaper."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return _signal_group(pgid, 0)
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def _read_tail(path: Path, size: int) -> str:
+    start = max(0, size - PROGRESS_TAIL_BYTES)
+    with path.open("rb") as f:
+        f.seek(start)
+        data = f.read(PROGRESS_TAIL_BYTES)
+    text = data.decode("utf-8", errors="replace")
+    if start and "\n" in text:
+        text = text.split("\n", 1)[1]
+    return text.rstrip("\n")
+
+
+def _scratch_dir(ctx: ToolContext) -> Path:
+    """Where the live output file goes: the tool-results dir (so persisting it is a rename) or /tmp."""
+    try:
+        ctx.tool_results_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return ctx.tool_results_dir
+    except OSError:
+        return Path(tempfile.gettempdir())
+
+
+class Bash(Tool):
+    name: ClassVar[str] = "Bash"
+    args_model: ClassVar[type[BaseModel]] = BashArgs
+    max_result_size_chars: ClassVar[int | None] = 30_000
+    is_read_only: ClassVar[bool] = False
+    microcompact_clearable: ClassVar[bool] = True
+    description: ClassVar[str] = load_description(__file__, "bash")
+
+    def __init__(self, *, progress_interval: float = 1.0, kill_grace_seconds: float = 2.0) -> None:
+        self.progress_interval = progress_interval
+        self.kill_grace_seconds = kill_grace_seconds
+
+    def permission_key(self, args: BaseModel) -> str:
+        assert isinstance(args, BashArgs)
+        return args.command
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, BashArgs)
+        if ctx.cancelled.is_set():
+            return ToolOutput.error("Command was not run: the turn was interrupted.", summary="interrupted")
+        cwd = current_cwd(ctx)
+        timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
+        try:
+            scratch = _scratch_dir(ctx)
+            out_fd, out_name = tempfile.mkstemp(prefix=".bash-", suffix=".out", dir=scratch)
+            cwd_fd, cwd_name = tempfile.mkstemp(prefix=".bash-", suffix=".cwd", dir=scratch)
+            os.close(cwd_fd)
+        except OSError as exc:
+            return ToolOutput.error(f"Could not create the output file for Bash: {exc}")
+        out_path, cwd_path = Path(out_name), Path(cwd_name)
+        try:
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    "bash",
+                    "-c",
+                    _WRAPPER,
+                    "bash",
+                    cwd_name,
+                    args.command,
+                    cwd=cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out_fd,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            finally:
+                os.close(out_fd)  # the child has its own copy; Python never reads through this one
+        except OSError as exc:
+            out_path.unlink(missing_ok=True)
+            cwd_path.unlink(missing_ok=True)
+            return ToolOutput.error(f"Could not start bash: {exc}")
+        try:
+            outcome = await self._supervise(proc, timeout_ms / 1000, ctx, out_path)
+            self._learn_cwd(cwd_path, ctx)
+            return self._result(args, ctx, out_path, outcome, proc.returncode, timeout_ms)
+        except OSError as exc:  # e.g. the command deleted its own output file, or the disk is full
+            return ToolOutput.error(f"Bash ran, but its output could not be collected: {exc}")
+        finally:
+            cwd_path.unlink(missing_ok=True)
+            out_path.unlink(missing_ok=True)
+
+    async def _supervise(
+        self, proc: asyncio.subprocess.Process, timeout_s: float, ctx: ToolContext, out_path: Path
+    ) -> Outcome:
+        """Wait for the shell, sending progress; on timeout or cancellation kill its whole group."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        wait_task = asyncio.ensure_future(proc.wait())
+        cancel_task = asyncio.ensure_future(ctx.cancelled.wait())
+        last_size = 0
+        outcome: Outcome = "timeout"
+        try:
+            while (remaining := deadline - loop.time()) > 0:
+                done, _ = await asyncio.wait(
+                    {wait_task, cancel_task},
+                    timeout=min(self.progress_interval, remaining),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if wait_task in done:
+                    return "exited"
+                if cancel_task in done:
+                    outcome = "cancelled"
+                    break
+                try:
+                    size = out_path.stat().st_size
+                    tail = _read_tail(out_path, size) if size != last_size else None
+                except OSError:
+                    tail = None
+                if tail is not None:
+                    last_size = size
+                    await notify(ctx, tail)
+            await self._kill_group(proc)
+            return outcome
+        except BaseException:
+            # The turn itself was cancelled (or something broke): never leave the group running.
+            _signal_group(proc.pid, signal.SIGKILL)
+            raise
+        finally:
+            cancel_task.cancel()
+            if not wait_task.done():
+                wait_task.cancel()
+
+    async def _kill_group(self, proc: asyncio.subprocess.Process) -> None:
+        """SIGTERM the group, then SIGKILL whatever is left after a short grace."""
+        pgid = proc.pid  # start_new_session made the shell its group's leader
+        loop = asyncio.get_running_loop()
+        if _signal_group(pgid, signal.SIGTERM):
+            grace_end = loop.time() + self.kill_grace_seconds
+            while loop.time() < grace_end:
+                if proc.returncode is not None and not _group_alive(pgid):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                _signal_group(pgid, signal.SIGKILL)
+        await proc.wait()
+
+    def _learn_cwd(self, cwd_path: Path, ctx: ToolContext) -> None:
+        try:
+            new_cwd = cwd_path.read_text(encoding="utf-8", errors="surrogateescape").strip()
+        except OSError:
+            return
+        if new_cwd and Path(new_cwd).is_dir():
+            ctx.state["cwd"] = new_cwd
+
+    def _result(
+        self,
+        args: BashArgs,
+        ctx: ToolContext,
+        out_path: Path,
+        outcome: Outcome,
+        code: int | None,
+        timeout_ms: int,
+    ) -> ToolOutput:
+        limit = self.max_result_size_chars or 0
+        size = out_path.stat().st_size
+        output: str | None = None
+        if size <= limit * 4:  # a UTF-8 char is at most 4 bytes, so only then can it fit
+            text = out_path.read_bytes().decode("utf-8", errors="replace").rstrip("\n")
+            if len(text) <= limit:
+                output = text
+        structured: dict[str, Any] = {
+            "stdout": "",
+            "stderr": "",
+            "interrupted": outcome != "exited",
+            "isImage": False,
+        }
+        if output is None:
+            persisted = persist_file(
+                out_path, ctx.tool_use_id or f"bash-{uuid.uuid4().hex}", ctx.tool_results_dir
+            )
+            output = persisted.preview
+            structured["persistedOutputPath"] = str(persisted.path)
+            structured["persistedOutputSize"] = persisted.size_bytes
+        structured["stdout"] = output
+        structured["returnCode"] = code
+        # stdout and stderr share one file, in the order they were written.
+        structured["outputMerged"] = True
+        if outcome == "timeout":
+            structured["timedOut"] = True
+        first_line = args.command.strip().split("\n", 1)[0][:80]
+        label = args.description or first_line or "bash"
+
+        if outcome == "timeout":
+            head = f"Command timed out after {timeout_ms / 1000:g}s; its process group was killed."
+            body = f"{head}\n{output}" if output else head
+            return ToolOutput(
+                content=body, is_error=True, structured=structured, summary=f"{label}: timed out"
+            )
+        if outcome == "cancelled":
+            head = "Command was interrupted by the user; its process group was killed."
+            body = f"{output}\n{head}" if output else head
+            return ToolOutput(
+                content=body, is_error=True, structured=structured, summary=f"{label}: interrupted"
+            )
+        if code:
+            head = f"Exit code {code}" if code > 0 else f"Killed by signal {-code}"
+            body = f"{head}\n{output}" if output else head
+            return ToolOutput(
+                content=body, is_error=True, structured=structured, summary=f"{label}: {head.lower()}"
+            )
+        return ToolOutput(content=output or "(no output)", structured=structured, summary=label)
