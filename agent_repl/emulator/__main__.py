@@ -1,0 +1,69 @@
+"""`python -m agent_repl.emulator`: run the emulator on loopback until interrupted.
+
+The first line on stdout is `listening on http://HOST:PORT` (flushed), with the real port when
+`--port 0` asked for a free one, so a parent process can read it and connect.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from agent_repl.emulator.app import DEFAULT_MAX_BODY_BYTES
+from agent_repl.emulator.faults import FaultPlan
+from agent_repl.emulator.models import ModelTableError, default_model_table, load_model_table
+from agent_repl.emulator.policies import ScenarioError, policy_from_spec
+from agent_repl.emulator.server import EmulatorServer
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m agent_repl.emulator", description="A local Anthropic Messages API emulator."
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default 0)")
+    parser.add_argument("--policy", default="demo", help="who answers: demo (default) or script:FILE")
+    parser.add_argument("--model-table", metavar="FILE", help="JSON model table replacing the built-in one")
+    parser.add_argument("--context-window", type=int, metavar="N", help="force every model's context window")
+    parser.add_argument(
+        "--faults", metavar="SPEC", default="", help='e.g. "2:429,5:stream_error" or "rate=0.2,seed=7"'
+    )
+    parser.add_argument(
+        "--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N", help="413 above this size"
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        models = load_model_table(args.model_table) if args.model_table else default_model_table()
+        policy = policy_from_spec(args.policy)
+        faults = FaultPlan.parse(args.faults)
+    except (ModelTableError, ScenarioError, ValueError, OSError) as err:
+        parser.error(str(err))
+    if args.context_window is not None and args.context_window <= 0:
+        parser.error("--context-window must be positive")
+    server = EmulatorServer(
+        policy=policy,
+        models=models,
+        host=args.host,
+        port=args.port,
+        context_window=args.context_window,
+        faults=faults,
+        max_body_bytes=args.max_body_bytes,
+    )
+
+    def announce(url: str) -> None:
+        print(f"listening on {url}", flush=True)
+
+    try:
+        server.serve_forever(announce)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

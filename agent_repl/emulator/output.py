@@ -1,0 +1,105 @@
+"""Turning a policy's reply into the response the API would send.
+
+Drops thinking when the request has it off, stops at a stop sequence, truncates at
+`max_tokens` (or at the context window), signs thinking blocks and applies
+`display: "omitted"`. Output tokens count thinking at its full length even when omitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent_repl.emulator.blocks import Block
+from agent_repl.emulator.models import ModelSpec
+from agent_repl.emulator.policies.base import Reply
+from agent_repl.emulator.signatures import thinking_signature
+from agent_repl.emulator.tokens import TokenCounter
+
+_THINKING_ON = ("enabled", "adaptive", "between_tools")
+
+
+@dataclass(frozen=True)
+class Shaped:
+    content: list[Block]
+    stop_reason: str
+    stop_sequence: str | None
+    output_tokens: int
+    thinking_tokens: int
+
+
+def thinking_mode(body: dict[str, Any], spec: ModelSpec) -> tuple[bool, str]:
+    """(whether the model thinks, the display: "summarized" or "omitted")."""
+    config = body.get("thinking")
+    if not isinstance(config, dict):
+        return spec.thinking_default_on, spec.thinking_display_default
+    enabled = config.get("type") in _THINKING_ON
+    display = config.get("display")
+    return enabled, display if display in ("summarized", "omitted") else spec.thinking_display_default
+
+
+def _cut_at_stop_sequence(content: list[Block], sequences: list[str]) -> tuple[list[Block], str | None]:
+    for index, block in enumerate(content):
+        if block.get("type") != "text":
+            continue
+        text = str(block.get("text", ""))
+        hits = [(text.find(s), s) for s in sequences if s and s in text]
+        if hits:
+            at, sequence = min(hits)
+            kept = content[:index] + ([{**block, "text": text[:at]}] if text[:at] else [])
+            return kept, sequence
+    return content, None
+
+
+def _truncate(content: list[Block], budget: int, counter: TokenCounter) -> tuple[list[Block], bool]:
+    kept: list[Block] = []
+    used = 0
+    for block in content:
+        cost = counter.count_block(block)
+        if used + cost <= budget:
+            kept.append(block)
+            used += cost
+            continue
+        room = budget - used
+        field = {"text": "text", "thinking": "thinking"}.get(str(block.get("type")))
+        if field and room > 0:
+            cut = counter.truncate_text(str(block.get(field, "")), room)
+            if cut:
+                kept.append({**block, field: cut})
+        return kept, True
+    return kept, False
+
+
+def shape_reply(
+    reply: Reply, *, body: dict[str, Any], spec: ModelSpec, counter: TokenCounter, room_in_window: int
+) -> Shaped:
+    thinks, display = thinking_mode(body, spec)
+    content = [
+        dict(b) for b in reply.content if thinks or b.get("type") not in ("thinking", "redacted_thinking")
+    ]
+    stop_reason = reply.stop_reason
+    sequences = [s for s in body.get("stop_sequences") or [] if isinstance(s, str)]
+    content, matched = _cut_at_stop_sequence(content, sequences)
+    if matched is not None:
+        stop_reason = "stop_sequence"
+    max_tokens = int(body.get("max_tokens", spec.max_output_tokens))
+    budget = min(max_tokens, max(0, room_in_window))
+    content, truncated = _truncate(content, budget, counter)
+    if truncated:
+        stop_reason, matched = (
+            ("max_tokens" if budget == max_tokens else "model_context_window_exceeded"),
+            None,
+        )
+    output_tokens = thinking_tokens = 0
+    shaped: list[Block] = []
+    for block in content:
+        cost = counter.count_block(block)
+        output_tokens += cost
+        if block.get("type") == "thinking":
+            thinking_tokens += cost
+            text = str(block.get("thinking", ""))
+            block = {**block, "signature": thinking_signature(spec.id, text, cost)}
+            if display == "omitted":
+                block["thinking"] = ""
+        shaped.append(block)
+    return Shaped(shaped, stop_reason, matched, output_tokens, thinking_tokens)

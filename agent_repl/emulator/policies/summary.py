@@ -1,0 +1,164 @@
+"""Extractive answers to compaction and session-memory requests (shared by script and demo).
+
+A request whose last user message starts with `<summary-request>` (compaction) or
+`<session-memory-request>` (memory extraction) gets an `<analysis>` section and a nine-section
+`<summary>`. Nothing is interpreted: user messages are quoted verbatim, files are the paths the
+tool calls named, errors are the first lines of failed tool results.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Literal
+
+from agent_repl.emulator.blocks import Block, content_blocks, text_of
+from agent_repl.emulator.policies.base import Reply, messages, strip_id_tag, text_block, tool_input
+
+SUMMARY_REQUEST = "<summary-request>"
+MEMORY_REQUEST = "<session-memory-request>"
+# Text injected by the client rather than typed by the user.
+META_PREFIXES = (SUMMARY_REQUEST, MEMORY_REQUEST, "<system-reminder>", "<command-", "<local-command-")
+PATH_KEYS = ("file_path", "path", "notebook_path")
+
+RequestKind = Literal["summary", "memory"]
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    return "\n".join(
+        str(b.get("text", "")) for b in content_blocks(message.get("content")) if b.get("type") == "text"
+    )
+
+
+def request_kind(body: dict[str, Any]) -> RequestKind | None:
+    users = [m for m in messages(body) if m.get("role") == "user"]
+    if not users:
+        return None
+    text = _message_text(users[-1]).lstrip()
+    if text.startswith(SUMMARY_REQUEST):
+        return "summary"
+    if text.startswith(MEMORY_REQUEST):
+        return "memory"
+    return None
+
+
+def is_meta_text(text: str) -> bool:
+    return text.lstrip().startswith(META_PREFIXES)
+
+
+def user_texts(conversation: list[dict[str, Any]]) -> list[str]:
+    """Every non-meta text the user wrote, verbatim (id tags removed), oldest first."""
+    quoted = []
+    for message in conversation:
+        if message.get("role") != "user":
+            continue
+        for block in content_blocks(message.get("content")):
+            if block.get("type") != "text":
+                continue
+            text = strip_id_tag(str(block.get("text", "")))
+            if text.strip() and not is_meta_text(text):
+                quoted.append(text)
+    return quoted
+
+
+def _tool_uses(conversation: list[dict[str, Any]]) -> list[Block]:
+    return [
+        b
+        for m in conversation
+        if m.get("role") == "assistant"
+        for b in content_blocks(m.get("content"))
+        if b.get("type") == "tool_use"
+    ]
+
+
+def _paths(uses: list[Block]) -> list[tuple[str, str]]:
+    seen: dict[str, str] = {}
+    for use in uses:
+        arguments = tool_input(use)
+        for key in PATH_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value and value not in seen:
+                seen[value] = str(use.get("name", ""))
+    return list(seen.items())
+
+
+def _errors(conversation: list[dict[str, Any]], uses: list[Block]) -> list[str]:
+    names = {str(u.get("id")): str(u.get("name", "")) for u in uses}
+    found = []
+    for message in conversation:
+        for block in content_blocks(message.get("content")):
+            if block.get("type") == "tool_result" and block.get("is_error"):
+                first = (text_of(block).strip().splitlines() or ["(no text)"])[0][:200]
+                found.append(f"{names.get(str(block.get('tool_use_id')), 'a tool')}: {first}")
+    return found
+
+
+def _last_assistant_text(conversation: list[dict[str, Any]]) -> str:
+    for message in reversed(conversation):
+        if message.get("role") == "assistant":
+            text = _message_text(message).strip()
+            if text:
+                return text
+    return ""
+
+
+def _describe_call(use: Block) -> str:
+    arguments = tool_input(use)
+    detail = next((str(arguments[k]) for k in ("command", *PATH_KEYS, "pattern") if k in arguments), "")
+    return f"{use.get('name', '')} {detail}".strip()
+
+
+def _bullets(items: list[str], empty: str) -> str:
+    return "\n".join(f"   - {item}" for item in items) if items else f"   - {empty}"
+
+
+def summary_text(body: dict[str, Any], kind: RequestKind) -> str:
+    conversation = messages(body)[:-1]  # the last message is the request itself
+    said = user_texts(conversation)
+    uses = _tool_uses(conversation)
+    counts = Counter(str(u.get("name", "")) for u in uses)
+    paths = _paths(uses)
+    errors = _errors(conversation, uses)
+    extensions = sorted({p.rsplit(".", 1)[-1] for p, _ in paths if "." in p.rsplit("/", 1)[-1]})
+    ended_on_tool = (
+        bool(conversation)
+        and conversation[-1].get("role") == "user"
+        and not _message_text(conversation[-1]).strip()
+    )
+    last_reply = _last_assistant_text(conversation)
+    tools_line = ", ".join(f"{name} ({n})" for name, n in counts.most_common()) or "none"
+    purpose = "session memory" if kind == "memory" else "compaction summary"
+    analysis = (
+        f"Extractive {purpose} written by the offline emulator: it quotes and counts, it does not interpret.\n"
+        f"The conversation has {sum(1 for m in conversation if m.get('role') == 'user')} user and "
+        f"{sum(1 for m in conversation if m.get('role') == 'assistant')} assistant messages, "
+        f"{len(said)} typed user messages and {len(uses)} tool calls ({tools_line})."
+    )
+    first = said[0] if said else "(no user message found)"
+    intent = first if len(said) < 2 else f"{first}\n   Latest request: {said[-1]}"
+    pending = [said[-1]] if said and (ended_on_tool or not last_reply) else []
+    current = last_reply[:600] if last_reply else "(no assistant text yet)"
+    if uses:
+        current += f"\n   Last tool call: {_describe_call(uses[-1])}"
+    next_step = f"Continue with: {said[-1]}" if pending else "Wait for the user's next request."
+    sections = [
+        f"1. Primary Request and Intent:\n   {intent}",
+        "2. Key Technical Concepts:\n"
+        + _bullets(
+            [f"Tools used: {tools_line}"]
+            + ([f"File types: {', '.join('.' + e for e in extensions)}"] if extensions else []),
+            "none",
+        ),
+        "3. Files and Code Sections:\n"
+        + _bullets([f"{p} ({tool})" for p, tool in paths], "No files were named in tool calls."),
+        "4. Errors and Fixes:\n" + _bullets(errors, "No tool reported an error."),
+        f"5. Problem Solving:\n   {len(uses)} tool calls so far ({tools_line}).",
+        "6. All User Messages:\n" + _bullets(said, "(none)"),
+        "7. Pending Tasks:\n" + _bullets(pending, "None recorded."),
+        f"8. Current Work:\n   {current}",
+        f"9. Optional Next Step:\n   {next_step}",
+    ]
+    return f"<analysis>\n{analysis}\n</analysis>\n\n<summary>\n" + "\n\n".join(sections) + "\n</summary>"
+
+
+def summary_reply(body: dict[str, Any], kind: RequestKind) -> Reply:
+    return Reply([text_block(summary_text(body, kind))], "end_turn")
