@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_repl.context.estimate import (
     estimate_request,
+    last_usage_index,
     message_cl100k,
     text_cl100k,
     token_count_with_estimation,
@@ -26,6 +27,7 @@ from agent_repl.core.messages import Message, SystemMessage, Usage, UserMessage
 from agent_repl.core.projection import Projection, StageReport
 
 CACHE_EDITING_BETA = "cache-editing-agent-repl"
+MIN_DELTA_FOR_RATIO = 1_000
 
 
 def slice_after_compact_boundary(history: list[Message]) -> list[Message]:
@@ -74,7 +76,7 @@ class Pipeline:
     def __init__(self, stages: list[Stage] | None = None, state: PipelineState | None = None) -> None:
         self.stages: list[Stage] = [BoundarySlice(), *(stages or [])]
         self.state = state or PipelineState()
-        self._last_request_cl100k: int | None = None
+        self._pending_delta: tuple[int, int] | None = None
 
     def configure_endpoint(self, *, cache_editing: bool) -> None:
         self.state.config.cache_editing = cache_editing
@@ -108,8 +110,8 @@ class Pipeline:
         wire = [{"role": d.role, "content": d.content} for d in drafts]
         estimated = token_count_with_estimation(view, state)
         if not dry_run:
-            self._last_request_cl100k = self._request_cl100k(view)
-            state.tokens.pending_estimate = estimate_request(view, state)
+            state.tokens.pending_estimate = estimated
+            self._pending_delta = self._delta_since_usage(view)
         return Projection(
             view=view,
             wire=wire,
@@ -121,19 +123,22 @@ class Pipeline:
             betas=betas,
         )
 
-    def _request_cl100k(self, view: list[Message]) -> int:
-        """cl100k tokens of what the API will count: fixed prompt plus the view, minus cache-deleted results."""
+    def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:
+        """(tokens the last usage already counted, cl100k tokens of what came after it), cache-deleted
+        results left out; None before the first usage."""
+        index = last_usage_index(view, self.state)
+        usage = self.state.tokens.last_usage
+        if index is None or usage is None:
+            return None
         deleted = self.state.microcompact.deleted
-        total = self.state.config.fixed_prompt_cl100k
-        for message in view:
+        total = 0
+        for message in view[index + 1 :]:
             total += message_cl100k(message, self.state)[0]
-        if deleted:
-            for message in view:
-                if isinstance(message, UserMessage):
-                    for block in message.tool_results():
-                        if block.tool_use_id in deleted:
-                            total -= text_cl100k(block.text(), self.state)
-        return total
+            if deleted and isinstance(message, UserMessage):
+                for block in message.tool_results():
+                    if block.tool_use_id in deleted:
+                        total -= text_cl100k(block.text(), self.state)
+        return usage.context_tokens() - self.state.snip.tokens_freed_since_usage, total
 
     def observe_response(
         self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None
@@ -147,8 +152,13 @@ class Pipeline:
         )
         if tokens.pending_estimate is not None and actual > 0:
             tokens.errors.append((tokens.pending_estimate - actual) / actual)
-        if self._last_request_cl100k and actual > 0:
-            tokens.ratio = (actual + cleared_by_server) / self._last_request_cl100k
+        if self._pending_delta is not None and actual > 0:
+            base, delta_cl100k = self._pending_delta
+            # Learn only from a delta large enough to say something about the text's tokenizer ratio.
+            if delta_cl100k >= MIN_DELTA_FOR_RATIO:
+                learned = (actual + cleared_by_server - base) / delta_cl100k
+                tokens.ratio = min(max(learned, 0.8), 1.6)
+        self._pending_delta = None
         tokens.last_usage = usage
         tokens.last_usage_anchor = anchor_uuid
         tokens.pending_estimate = None

@@ -1,0 +1,145 @@
+"""Microcompact on hand-built histories (SPEC R3.4)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from agent_repl.context.microcompact import CONTEXT_MANAGEMENT_BETA, Microcompact
+from agent_repl.context.pipeline import CACHE_EDITING_BETA, Pipeline
+from agent_repl.context.resume import rebuild_state
+from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineConfig, PipelineState
+from agent_repl.core.messages import (
+    AssistantMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+    iso_timestamp,
+)
+from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord
+
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def history_with_results(n: int, *, name: str = "Read") -> list:
+    messages: list = [UserMessage(content="start", timestamp=iso_timestamp(T0))]
+    for i in range(n):
+        messages.append(
+            AssistantMessage(
+                message_id=f"m{i}",
+                content=[ToolUseBlock(id=f"t{i}", name=name, input={"i": i})],
+                timestamp=iso_timestamp(T0 + timedelta(seconds=i)),
+            )
+        )
+        messages.append(UserMessage(content=[ToolResultBlock(tool_use_id=f"t{i}", content=f"result {i} " * 50)]))
+    messages.append(
+        AssistantMessage(message_id="end", content=[TextBlock(text="done")], timestamp=iso_timestamp(T0 + timedelta(minutes=1)))
+    )
+    messages.append(UserMessage(content="next question"))
+    return messages
+
+
+def make(config: PipelineConfig, now: datetime) -> Pipeline:
+    return Pipeline([Microcompact()], PipelineState(config=config, clock=lambda: now))
+
+
+def results_in(wire: list[dict]) -> dict[str, dict]:
+    return {b["tool_use_id"]: b for m in wire if m["role"] == "user" for b in m["content"] if b["type"] == "tool_result"}
+
+
+def test_time_based_clears_all_but_the_five_most_recent_and_records_it():
+    history = history_with_results(8)
+    p = make(PipelineConfig(), T0 + timedelta(minutes=62))
+    projection = p.project(history)
+    results = results_in(projection.wire)
+    cleared = [tid for tid, b in results.items() if b["content"].startswith(CLEARED_TOOL_RESULT)]
+    assert cleared == ["t0", "t1", "t2"]
+    [record] = projection.records
+    assert isinstance(record, MicrocompactClearRecord) and record.tool_use_ids == cleared and record.trigger == "time"
+    [boundary] = projection.new_messages
+    assert boundary.subtype == "microcompact_boundary" and boundary.metadata["compactedToolIds"] == cleared
+    assert boundary.metadata["tokensSaved"] > 0
+    # History untouched; the next turn re-applies the clear without recording it again.
+    assert history[2].tool_results()[0].content.startswith("result 0")
+    again = p.project(history)
+    assert not again.records and results_in(again.wire)["t0"]["content"].startswith(CLEARED_TOOL_RESULT)
+
+
+def test_no_time_based_clear_within_the_gap_or_in_a_dry_run():
+    history = history_with_results(8)
+    assert not make(PipelineConfig(), T0 + timedelta(minutes=30)).project(history).records
+    p = make(PipelineConfig(), T0 + timedelta(minutes=62))
+    dry = p.project(history, dry_run=True)
+    assert not dry.records and not p.state.microcompact.cleared
+    assert results_in(dry.wire)["t0"]["content"].startswith(CLEARED_TOOL_RESULT)
+
+
+def test_time_based_clear_resets_the_cached_registry():
+    p = make(PipelineConfig(cache_editing=True), T0 + timedelta(minutes=62))
+    p.state.microcompact.deleted = {"t0"}
+    p.state.microcompact.pinned = []
+    p.project(history_with_results(8))
+    assert not p.state.microcompact.deleted and not p.state.microcompact.pinned
+
+
+def test_cached_microcompact_deletes_the_oldest_past_the_trigger_without_changing_content():
+    config = PipelineConfig(cache_editing=True, cached_trigger=6, cached_keep=3)
+    history = history_with_results(8)
+    p = make(config, T0 + timedelta(minutes=2))
+    projection = p.project(history)
+    [record] = projection.records
+    assert isinstance(record, CacheEditRecord)
+    assert record.tool_use_ids == ["t0", "t1", "t2", "t3", "t4"]
+    assert record.anchor_uuid == history[-1].uuid
+    last = projection.wire[-1]["content"]
+    assert last[-1] == {
+        "type": "cache_edits",
+        "edits": [{"type": "delete", "cache_reference": f"t{i}"} for i in range(5)],
+    }
+    results = results_in(projection.wire)
+    assert all(b["cache_reference"] == tid for tid, b in results.items())
+    assert results["t0"]["content"].startswith("result 0")  # the content itself is unchanged
+    assert CACHE_EDITING_BETA in projection.betas
+    # Pinned: later requests carry the same block at the same message, and nothing is re-deleted.
+    history += [AssistantMessage(message_id="later", content=[TextBlock(text="ok")]), UserMessage(content="more")]
+    later = p.project(history)
+    assert not later.records
+    assert later.wire[len(projection.wire) - 1] == projection.wire[-1]
+    # The API's cumulative deleted count becomes a boundary with the saving.
+    [boundary] = p.observe_response(
+        Usage(input_tokens=10, cache_read_input_tokens=500, cache_deleted_input_tokens=400), anchor_uuid=history[-1].uuid
+    )
+    assert boundary.metadata["tokensSaved"] == 400 and boundary.metadata["compactedToolIds"] == record.tool_use_ids
+    assert not p.observe_response(
+        Usage(input_tokens=10, cache_read_input_tokens=500, cache_deleted_input_tokens=400), anchor_uuid=history[-1].uuid
+    )
+    # Resume rebuilds the pinned edit from its record.
+    state = rebuild_state(PipelineState(config=config), history, [record])
+    resumed = Pipeline([Microcompact()], state)
+    resumed.state.clock = lambda: T0 + timedelta(minutes=2)
+    assert resumed.project(history).wire == later.wire
+
+
+def test_without_cache_editing_the_public_context_management_edits_are_sent():
+    history = history_with_results(2)
+    projection = make(PipelineConfig(), T0 + timedelta(minutes=2)).project(history)
+    assert projection.betas == [CONTEXT_MANAGEMENT_BETA]
+    assert projection.body_extras["context_management"]["edits"] == [
+        {
+            "type": "clear_tool_uses_20250919",
+            "trigger": {"type": "input_tokens", "value": 100_000},
+            "keep": {"type": "tool_uses", "value": 5},
+        }
+    ]
+    # With thinking in the view, clear_thinking comes first: keep all, or only the last turn after an idle hour.
+    history.insert(1, AssistantMessage(message_id="m0", content=[ThinkingBlock(thinking="hm", signature="s")],
+                                      timestamp=iso_timestamp(T0)))
+    busy = make(PipelineConfig(), T0 + timedelta(minutes=2)).project(history)
+    assert busy.body_extras["context_management"]["edits"][0] == {"type": "clear_thinking_20251015", "keep": "all"}
+    idle = make(PipelineConfig(keep_recent_tool_results=100), T0 + timedelta(minutes=90)).project(history)
+    assert idle.body_extras["context_management"]["edits"][0] == {
+        "type": "clear_thinking_20251015",
+        "keep": {"type": "thinking_turns", "value": 1},
+    }
