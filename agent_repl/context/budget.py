@@ -47,8 +47,13 @@ def wire_groups(view: list[Message]) -> list[list[int]]:
     return [g for g in groups if g]
 
 
-def tool_names(view: list[Message]) -> dict[str, str]:
-    return {b.id: b.name for m in view if isinstance(m, AssistantMessage) for b in m.tool_uses()}
+def tool_names(view: list[Message], state: PipelineState) -> dict[str, str]:
+    """tool_use_id -> tool name for every call in the view (and earlier ones: a superset is fine)."""
+    facts = state.facts
+    for message in view:
+        if isinstance(message, AssistantMessage):
+            facts.get(message)
+    return facts.tool_names
 
 
 def replace_results(message: UserMessage, replacements: dict[str, str]) -> UserMessage:
@@ -85,7 +90,7 @@ class ToolResultBudget:
 
     def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
         config, budget = state.config, state.budget
-        names = tool_names(view)
+        names = tool_names(view, state)
         replacements: dict[str, str] = {}
         records: list[object] = []
         newly_seen: set[str] = set()

@@ -9,64 +9,19 @@ memoized by text, so the cost of a turn follows what changed, not the history's 
 
 from __future__ import annotations
 
-import json
-
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import (
-    AssistantMessage,
-    ContentBlock,
-    ImageBlock,
-    Message,
-    SystemMessage,
-    TextBlock,
-    ThinkingBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
-from agent_repl.core.tokens import IMAGE_TOKENS, cl100k_tokens
+from agent_repl.core.messages import Message
+from agent_repl.core.tokens import IMAGE_TOKENS
 
 
 def text_cl100k(text: str, state: PipelineState) -> int:
-    cached = state.token_cache.get(text)
-    if cached is None:
-        cached = cl100k_tokens(text)
-        state.token_cache[text] = cached
-    return cached
-
-
-def block_cl100k(block: ContentBlock, state: PipelineState) -> tuple[int, int]:
-    """(cl100k tokens of the block's text, number of images in it)."""
-    if isinstance(block, TextBlock):
-        return text_cl100k(block.text, state), 0
-    if isinstance(block, ThinkingBlock):
-        return text_cl100k(block.thinking, state), 0
-    if isinstance(block, ToolUseBlock):
-        return text_cl100k(block.name, state) + text_cl100k(json.dumps(block.input, ensure_ascii=False), state), 0
-    if isinstance(block, ToolResultBlock):
-        if isinstance(block.content, str):
-            return text_cl100k(block.content, state), 0
-        tokens = images = 0
-        for inner in block.content:
-            if isinstance(inner, TextBlock):
-                tokens += text_cl100k(inner.text, state)
-            elif isinstance(inner, ImageBlock):
-                images += 1
-        return tokens, images
-    if isinstance(block, ImageBlock):
-        return 0, 1
-    return 0, 0
+    return state.facts.text_tokens(text)
 
 
 def message_cl100k(message: Message, state: PipelineState) -> tuple[int, int]:
-    if isinstance(message, SystemMessage):
-        return 0, 0
-    blocks = message.content if isinstance(message, AssistantMessage) else message.blocks()
-    tokens = images = 0
-    for block in blocks:
-        t, i = block_cl100k(block, state)
-        tokens += t
-        images += i
-    return tokens, images
+    """(cl100k tokens of the entry's text, number of images in it)."""
+    facts = state.facts.get(message)
+    return facts.cl100k, facts.images
 
 
 def estimate_messages(messages: list[Message], state: PipelineState) -> int:

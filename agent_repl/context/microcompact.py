@@ -42,13 +42,14 @@ def minutes_since_last_reply(view: list[Message], now: datetime) -> float | None
 
 def clearable_results(view: list[Message], state: PipelineState) -> list[tuple[int, str]]:
     """(entry index, tool_use_id) of every clearable tool result in the view, oldest first."""
-    names = tool_names(view)
+    names = tool_names(view, state)
+    clearable = state.config.clearable_tools
     found = []
     for index, message in enumerate(view):
         if isinstance(message, UserMessage):
-            for block in message.tool_results():
-                if names.get(block.tool_use_id) in state.config.clearable_tools:
-                    found.append((index, block.tool_use_id))
+            for tool_use_id in state.facts.get(message).result_ids:
+                if names.get(tool_use_id) in clearable:
+                    found.append((index, tool_use_id))
     return found
 
 

@@ -11,20 +11,19 @@ interruption left behind, every tool_use reaches the API with exactly one tool_r
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_repl.context.ids import id_tag
+from agent_repl.context.facts import wire_blocks
 from agent_repl.core.messages import (
     AssistantMessage,
-    ContentBlock,
     Message,
     SystemMessage,
-    TextBlock,
-    UserMessage,
 )
 
 WireMessage = dict[str, Any]
+BlocksFor = Callable[[Message], Sequence[dict[str, Any]]]
 
 INTERRUPTED_TOOL_RESULT = "[Tool call interrupted: no result was recorded for this call]"
 
@@ -39,56 +38,26 @@ class WireDraft:
     message_id: str | None = None
 
 
-def block_to_wire(block: ContentBlock) -> dict[str, Any]:
-    """One content block as the API takes it; the same block always gives the same dict."""
-    data = block.model_dump(mode="json", exclude_none=True)
-    if data.get("type") == "tool_result" and not data.get("is_error"):
-        data.pop("is_error", None)
-    return data
-
-
 def _is_thinking(block: dict[str, Any]) -> bool:
     return block.get("type") in ("thinking", "redacted_thinking")
-
-
-def _tagged_user_blocks(message: UserMessage, tag: bool) -> list[dict[str, Any]]:
-    """The user entry's blocks, with its `[id:]` tag inside each tool result or after its text."""
-    blocks = [block_to_wire(b) for b in message.blocks() if not (isinstance(b, TextBlock) and not b.text)]
-    if not tag or message.is_meta:
-        return blocks
-    label = id_tag(message.uuid)
-    tagged = False
-    for index, block in enumerate(blocks):
-        if block["type"] == "tool_result":
-            content = block.get("content", "")
-            if isinstance(content, str):
-                block = {**block, "content": f"{content}\n{label}" if content else label}
-            else:
-                block = {**block, "content": [*content, {"type": "text", "text": label}]}
-            blocks[index] = block
-            tagged = True
-    if not tagged:
-        for index in range(len(blocks) - 1, -1, -1):
-            if blocks[index]["type"] == "text":
-                blocks[index] = {**blocks[index], "text": f"{blocks[index]['text']} {label}"}
-                tagged = True
-                break
-    if not tagged and blocks:
-        blocks.append({"type": "text", "text": label})
-    return blocks
 
 
 def _only_tool_results(draft: WireDraft) -> bool:
     return draft.role == "user" and all(b.get("type") == "tool_result" for b in draft.content)
 
 
-def merge_into_wire(view: list[Message], *, tag_ids: bool = True) -> list[WireDraft]:
+def merge_into_wire(
+    view: list[Message], *, tag_ids: bool = True, blocks_for: BlocksFor | None = None
+) -> list[WireDraft]:
+    """`blocks_for` gives an entry's wire blocks (memoized by the pipeline); drafts copy them."""
+    if blocks_for is None:
+        blocks_for = lambda message: wire_blocks(message, tag_ids)  # noqa: E731
     drafts: list[WireDraft] = []
     for message in view:
         if isinstance(message, SystemMessage):
             continue
+        blocks = list(blocks_for(message))
         if isinstance(message, AssistantMessage):
-            blocks = [block_to_wire(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
             # A later block of the same streamed reply, stored after results of its earlier tool
             # calls, belongs to that reply: the API needs every result right after the reply.
             if (
@@ -107,7 +76,6 @@ def merge_into_wire(view: list[Message], *, tag_ids: bool = True) -> list[WireDr
                 continue
             drafts.append(WireDraft("assistant", blocks, [message.uuid], message.message_id))
             continue
-        blocks = _tagged_user_blocks(message, tag_ids)
         if drafts and drafts[-1].role == "user":
             drafts[-1].content.extend(blocks)
             drafts[-1].sources.append(message.uuid)
@@ -179,8 +147,11 @@ def repair_tool_pairing(drafts: list[WireDraft]) -> list[WireDraft]:
     return [d for d in repaired if d.content]
 
 
-def normalize_drafts(view: list[Message], *, tag_ids: bool = True) -> list[WireDraft]:
-    return repair_tool_pairing(strip_trailing_thinking(merge_into_wire(drop_orphan_thinking(view), tag_ids=tag_ids)))
+def normalize_drafts(
+    view: list[Message], *, tag_ids: bool = True, blocks_for: BlocksFor | None = None
+) -> list[WireDraft]:
+    merged = merge_into_wire(drop_orphan_thinking(view), tag_ids=tag_ids, blocks_for=blocks_for)
+    return repair_tool_pairing(strip_trailing_thinking(merged))
 
 
 def normalize_for_api(view: list[Message], *, tag_ids: bool = True) -> list[WireMessage]:

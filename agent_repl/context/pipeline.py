@@ -103,7 +103,7 @@ class Pipeline:
             new_messages.extend(outcome.new_messages)
             body_extras.update(outcome.body_extras)
             betas.extend(b for b in outcome.betas if b not in betas)
-        drafts = normalize_drafts(view)
+        drafts = normalize_drafts(view, blocks_for=lambda m: state.facts.get(m).wire_blocks)
         if state.config.cache_editing:
             decorate_for_cache_editing(drafts, view, state)
             betas.append(CACHE_EDITING_BETA)
@@ -112,6 +112,7 @@ class Pipeline:
         if not dry_run:
             state.tokens.pending_estimate = estimated
             self._pending_delta = self._delta_since_usage(view)
+            state.facts.forget_all_but(view)
         return Projection(
             view=view,
             wire=wire,

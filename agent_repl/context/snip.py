@@ -11,7 +11,7 @@ view, and the freed tokens are subtracted from the last API usage, which predate
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any, Literal, Protocol
@@ -30,8 +30,6 @@ from agent_repl.core.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
-    TextBlock,
-    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
@@ -214,6 +212,16 @@ def plan_snip(
         )
     if max(chosen) >= turn:
         return current_turn
+    first_left = next(
+        (m for i, m in enumerate(view) if i not in chosen and not isinstance(m, SystemMessage)), None
+    )
+    if isinstance(first_left, AssistantMessage):
+        # The API wants the conversation to open with a user message.
+        return SnipError(
+            "That would leave the conversation opening with one of your replies. Include the replies that "
+            "follow in the range, or snip a later span.",
+            "the view would start with an assistant reply",
+        )
     return _make_plan(view, state, chosen, pairs)
 
 
@@ -246,7 +254,8 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
 
     (a) digested results of clearable tools: not among the `keep_recent` newest results;
     (b) failed calls a later call of the same tool with similar input did instead.
-    Never the current turn, never a result microcompact already cleared or deleted from the cache.
+    Never the current turn, never a result microcompact already cleared or deleted from the cache,
+    never the entry a pinned cache edit rides on.
     """
     turn = current_turn_start(view)
     pairs = PairIndex(view)
@@ -270,10 +279,16 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
             for later, tool_input in succeeded.get(use.name, [])
         ):
             candidates.add(tool_use_id)
+    # An entry a cache edit is pinned to must stay, or the edit would stop being sent.
+    anchors = {edit.anchor_uuid for edit in mc.pinned}
     spans: list[set[int]] = []
     for tool_use_id in candidates:
         span = pairs.closure([pairs.use_at[tool_use_id]])
-        if max(span) < turn and pairs.results_in(span) <= candidates:
+        if (
+            max(span) < turn
+            and pairs.results_in(span) <= candidates
+            and not any(view[i].uuid in anchors for i in span)
+        ):
             spans.append(span)
     return sorted(spans, key=min)
 
@@ -337,13 +352,10 @@ class SnipResult:
         if self.error is not None:
             return self.error.model_message
         assert self.plan is not None
-        calls = (
-            f", including {self.plan.tool_calls} tool calls with their results"
-            if self.plan.tool_calls
-            else ""
-        )
+        plan = self.plan
+        calls = f", including {plan.tool_calls} tool calls with their results" if plan.tool_calls else ""
         return (
-            f"Snipped {len(self.plan.uuids)} messages{calls} (about {self.plan.tokens_freed:,} tokens). "
+            f"Snipped {len(plan.uuids)} messages{calls} (about {plan.tokens_freed:,} tokens). "
             "From your next request on they are no longer in your context; the user still sees them."
         )
 
@@ -356,13 +368,12 @@ class SnipResult:
 
     @property
     def structured(self) -> dict[str, Any]:
-        if self.plan is None:
-            return {"snipped": 0}
-        return {
-            "snipped": len(self.plan.uuids),
-            "uuids": list(self.plan.uuids),
-            "tokensFreed": self.plan.tokens_freed,
-        }
+        plan = self.plan
+        return (
+            {"snipped": len(plan.uuids), "uuids": list(plan.uuids), "tokensFreed": plan.tokens_freed}
+            if plan
+            else {}
+        )
 
 
 class SnipSession(Protocol):
@@ -405,26 +416,14 @@ class SnippableMessage:
 
 
 def _first_line(message: Message, tool_names: dict[str, str]) -> str:
-    if isinstance(message, UserMessage):
-        results = message.tool_results()
-        if results:
-            result = results[0]
-            name = tool_names.get(result.tool_use_id, "tool")
-            text = f"{name} {'error' if result.is_error else 'result'}: {result.text()}"
-        else:
-            text = message.text()
-    elif isinstance(message, AssistantMessage):
-        parts = []
-        for block in message.content:
-            if isinstance(block, TextBlock):
-                parts.append(block.text)
-            elif isinstance(block, ToolUseBlock):
-                parts.append(f"{block.name} {json.dumps(block.input, ensure_ascii=False)}")
-            elif isinstance(block, ThinkingBlock):
-                parts.append("(thinking)")
-        text = " ".join(parts)
-    else:
-        text = message.content
+    text = message.content if isinstance(message, SystemMessage) else message.text()
+    if isinstance(message, UserMessage) and message.is_tool_result():
+        result = message.tool_results()[0]
+        kind = "error" if result.is_error else "result"
+        text = f"{tool_names.get(result.tool_use_id, 'tool')} {kind}: {result.text()}"
+    elif isinstance(message, AssistantMessage) and not text:
+        uses = message.tool_uses()
+        text = f"{uses[0].name} {json.dumps(uses[0].input, ensure_ascii=False)}" if uses else "(thinking)"
     line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return line if len(line) <= 100 else line[:99] + "…"
 
@@ -444,9 +443,6 @@ def snippable_messages(session: SnipSession, pipeline: Pipeline) -> list[Snippab
         for message in view[: current_turn_start(view)]
         if not isinstance(message, SystemMessage)
     ]
-
-
-SnipCallback = Callable[[str, str | None, str | None], Awaitable[SnipResult]]
 
 
 def install_snip(session: SnipSession, pipeline: Pipeline) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from agent_repl.context.facts import FactCache
 from agent_repl.core.messages import Usage, utc_now
 from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
 
@@ -103,6 +104,6 @@ class PipelineState:
     snip: SnipState = field(default_factory=SnipState)
     microcompact: MicrocompactState = field(default_factory=MicrocompactState)
     tokens: TokenAccounting = field(default_factory=TokenAccounting)
-    # Text -> cl100k tokens; texts are immutable, so entries never go stale.
-    token_cache: dict[str, int] = field(default_factory=dict)
+    # Per-entry facts (tokens, wire blocks, tool ids) and per-text token counts, kept across turns.
+    facts: FactCache = field(default_factory=FactCache)
     clock: Callable[[], datetime] = utc_now

@@ -1,0 +1,148 @@
+"""Per-entry facts computed once, so a turn's cost follows what changed, not the view's size.
+
+History entries are never edited in place (stages make copies), so what an entry's blocks look
+like on the wire, how many tokens they hold and which tool calls they carry can be kept by the
+entry's identity. The cache holds the entry itself, so an id is never reused while cached, and
+it forgets entries that have left the view.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent_repl.context.ids import id_tag
+from agent_repl.core.messages import (
+    AssistantMessage,
+    ContentBlock,
+    ImageBlock,
+    Message,
+    SystemMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+from agent_repl.core.tokens import cl100k_tokens
+
+
+@dataclass(slots=True)
+class EntryFacts:
+    cl100k: int
+    images: int
+    tool_uses: tuple[tuple[str, str], ...]  # (tool_use_id, tool name)
+    result_ids: tuple[str, ...]
+    # The entry's blocks as wire dicts, `[id:]`-tagged when it is a non-meta user entry. Shared
+    # between turns: whoever builds on them copies, never mutates.
+    wire_blocks: tuple[dict[str, Any], ...]
+
+
+def block_to_wire(block: ContentBlock) -> dict[str, Any]:
+    """One content block as the API takes it; the same block always gives the same dict."""
+    data = block.model_dump(mode="json", exclude_none=True)
+    if data.get("type") == "tool_result" and not data.get("is_error"):
+        data.pop("is_error", None)
+    return data
+
+
+def tagged_user_blocks(message: UserMessage, tag: bool = True) -> list[dict[str, Any]]:
+    """The user entry's blocks, with its `[id:]` tag inside each tool result or after its text."""
+    blocks = [block_to_wire(b) for b in message.blocks() if not (isinstance(b, TextBlock) and not b.text)]
+    if not tag or message.is_meta:
+        return blocks
+    label = id_tag(message.uuid)
+    tagged = False
+    for index, block in enumerate(blocks):
+        if block["type"] == "tool_result":
+            content = block.get("content", "")
+            if isinstance(content, str):
+                blocks[index] = {**block, "content": f"{content}\n{label}" if content else label}
+            else:
+                blocks[index] = {**block, "content": [*content, {"type": "text", "text": label}]}
+            tagged = True
+    if not tagged:
+        for index in range(len(blocks) - 1, -1, -1):
+            if blocks[index]["type"] == "text":
+                blocks[index] = {**blocks[index], "text": f"{blocks[index]['text']} {label}"}
+                tagged = True
+                break
+    if not tagged and blocks:
+        blocks.append({"type": "text", "text": label})
+    return blocks
+
+
+def wire_blocks(message: Message, tag: bool = True) -> list[dict[str, Any]]:
+    if isinstance(message, AssistantMessage):
+        return [block_to_wire(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+    if isinstance(message, UserMessage):
+        return tagged_user_blocks(message, tag)
+    return []
+
+
+def _block_tokens(block: ContentBlock, count: Callable[[str], int]) -> tuple[int, int]:
+    if isinstance(block, TextBlock):
+        return count(block.text), 0
+    if isinstance(block, ThinkingBlock):
+        return count(block.thinking), 0
+    if isinstance(block, ToolUseBlock):
+        return count(block.name) + count(json.dumps(block.input, ensure_ascii=False)), 0
+    if isinstance(block, ToolResultBlock):
+        if isinstance(block.content, str):
+            return count(block.content), 0
+        tokens = images = 0
+        for inner in block.content:
+            if isinstance(inner, TextBlock):
+                tokens += count(inner.text)
+            elif isinstance(inner, ImageBlock):
+                images += 1
+        return tokens, images
+    if isinstance(block, ImageBlock):
+        return 0, 1
+    return 0, 0
+
+
+def compute_facts(message: Message, count: Callable[[str], int]) -> EntryFacts:
+    if isinstance(message, SystemMessage):
+        return EntryFacts(0, 0, (), (), ())
+    blocks = message.content if isinstance(message, AssistantMessage) else message.blocks()
+    tokens = images = 0
+    for block in blocks:
+        t, i = _block_tokens(block, count)
+        tokens += t
+        images += i
+    uses = tuple((b.id, b.name) for b in blocks if isinstance(b, ToolUseBlock))
+    results = tuple(b.tool_use_id for b in blocks if isinstance(b, ToolResultBlock))
+    return EntryFacts(tokens, images, uses, results, tuple(wire_blocks(message)))
+
+
+class FactCache:
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[Message, EntryFacts]] = {}
+        self._texts: dict[str, int] = {}
+        # tool_use_id -> tool name of every call seen; ids are unique, so this never goes stale.
+        self.tool_names: dict[str, str] = {}
+
+    def text_tokens(self, text: str) -> int:
+        cached = self._texts.get(text)
+        if cached is None:
+            cached = cl100k_tokens(text)
+            self._texts[text] = cached
+        return cached
+
+    def get(self, message: Message) -> EntryFacts:
+        hit = self._entries.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        facts = compute_facts(message, self.text_tokens)
+        self._entries[id(message)] = (message, facts)
+        self.tool_names.update(facts.tool_uses)
+        return facts
+
+    def forget_all_but(self, view: list[Message]) -> None:
+        """Drop entries no longer in the view (copies from earlier turns, compacted history)."""
+        if len(self._entries) > 2 * len(view) + 1_000:
+            keep = {id(m) for m in view}
+            self._entries = {k: v for k, v in self._entries.items() if k in keep}

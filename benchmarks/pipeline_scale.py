@@ -1,0 +1,127 @@
+"""Does the per-turn projection cost follow the view or the history? (issue 4)
+
+Builds two histories with the same ~200K-token view after a compact boundary: one of about
+1,000 messages and one of about 10,000 (tens of MB of tool output before the boundary). Then
+simulates turns (a reply, a tool call, its result, project) and prints the median projection
+time per turn, the peak memory allocated during projection, and their ratios, measured side by
+side in one run.
+
+    .venv/bin/python benchmarks/pipeline_scale.py [--turns 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from agent_repl.context.budget import ToolResultBudget  # noqa: E402
+from agent_repl.context.estimate import estimate_messages  # noqa: E402
+from agent_repl.context.microcompact import Microcompact  # noqa: E402
+from agent_repl.context.pipeline import Pipeline  # noqa: E402
+from agent_repl.context.state import PipelineConfig, PipelineState  # noqa: E402
+from agent_repl.core.messages import (  # noqa: E402
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+    UserMessage,
+)
+
+WORDS = "the quick brown fox jumps over a lazy dog while parsing config files and running tests".split()
+
+
+def text_of(n_words: int, seed: int) -> str:
+    return " ".join(WORDS[(seed + i * 7) % len(WORDS)] + str((seed + i) % 97) for i in range(n_words))
+
+
+def exchange(i: int, result_words: int) -> list[Message]:
+    return [
+        AssistantMessage(
+            message_id=f"msg_{i}",
+            content=[ToolUseBlock(id=f"toolu_{i}", name="Bash", input={"command": f"cat file_{i}.txt"})],
+            usage=Usage(input_tokens=10, output_tokens=20),
+        ),
+        UserMessage(content=[ToolResultBlock(tool_use_id=f"toolu_{i}", content=text_of(result_words, i))]),
+    ]
+
+
+def build_history(total_messages: int, view_messages: int, view_result_words: int) -> list[Message]:
+    history: list[Message] = [UserMessage(content="start the work")]
+    before = (total_messages - view_messages) // 2
+    for i in range(before):
+        history += exchange(i, 2_000)  # ~10 KB each: tens of MB before the boundary
+    history.append(SystemMessage(subtype="compact_boundary", content="Conversation compacted", metadata={"trigger": "auto"}))
+    history.append(UserMessage(content="summary of everything before", is_compact_summary=True, is_meta=True))
+    for i in range(before, before + view_messages // 2):
+        history += exchange(i, view_result_words)
+    return history
+
+
+def make_pipeline(directory: Path) -> Pipeline:
+    config = PipelineConfig(cache_editing=True, effective_window=980_000, context_window=1_000_000)
+    return Pipeline([ToolResultBudget(directory), Microcompact()], PipelineState(config=config))
+
+
+def measure(total: int, view_messages: int, words: int, turns: int) -> dict[str, float]:
+    history = build_history(total, view_messages, words)
+    history_bytes = sum(len(m.model_dump_json()) for m in history)
+    with tempfile.TemporaryDirectory() as tmp:
+        pipeline = make_pipeline(Path(tmp))
+        first = pipeline.project(history)  # warm-up: the first turn sees every result once
+        view_tokens = estimate_messages(first.view, pipeline.state)
+        times, peaks = [], []
+        for turn in range(turns):
+            history += exchange(100_000 + turn, 50)
+            history.append(AssistantMessage(message_id=f"r{turn}", content=[TextBlock(text="ok")]))
+            history.append(UserMessage(content=f"next {turn}"))
+            gc.collect()
+            started = time.perf_counter()
+            pipeline.project(history)
+            times.append(time.perf_counter() - started)
+        # Memory separately: tracing allocations slows Python down several times.
+        history += exchange(200_000, 50)
+        gc.collect()
+        tracemalloc.start()
+        pipeline.project(history)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    return {
+        "messages": len(history),
+        "history_mb": history_bytes / 1e6,
+        "view_tokens": view_tokens,
+        "ms_per_turn": statistics.median(times) * 1000,
+        "peak_mb": statistics.median(peaks) / 1e6,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=30)
+    args = parser.parse_args()
+    view_messages, words = 800, 230  # ~200K tokens after the boundary
+    small = measure(1_000, view_messages, words, args.turns)
+    large = measure(10_000, view_messages, words, args.turns)
+    print(f"{'history':>10} {'history MB':>11} {'view tokens':>12} {'ms/turn':>9} {'peak MB':>8}")
+    for row in (small, large):
+        print(
+            f"{row['messages']:>10,} {row['history_mb']:>11.1f} {row['view_tokens']:>12,} "
+            f"{row['ms_per_turn']:>9.2f} {row['peak_mb']:>8.2f}"
+        )
+    print(f"time ratio 10K/1K: {large['ms_per_turn'] / small['ms_per_turn']:.2f} (goal <= 1.5)")
+    print(f"peak memory ratio 10K/1K: {large['peak_mb'] / small['peak_mb']:.2f}")
+    print(f"ms per turn at ~{large['view_tokens']:,}-token view: {large['ms_per_turn']:.2f} (goal <= 20)")
+
+
+if __name__ == "__main__":
+    main()
