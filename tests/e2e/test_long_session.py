@@ -114,6 +114,23 @@ async def test_sixty_requests_keep_the_prefix_and_the_cache(tmp_path):
     assert any(r["type"] == "cache-edit" for r in records)
     assert any(isinstance(m, SystemMessage) and m.subtype == "microcompact_boundary" for m in session.messages)
 
+    # Each request that first carries a cache_edits delete still reads the prefix from the cache,
+    # minus exactly the deleted results, and the API reports what was deleted.
+    edited = [
+        i
+        for i in range(1, len(bodies))
+        if json.dumps(bodies[i]).count('"cache_edits"') > json.dumps(bodies[i - 1]).count('"cache_edits"')
+    ]
+    assert edited
+    for i in edited:
+        before, after = exchanges[i - 1].usage, exchanges[i].usage
+        newly_deleted = after["cache_deleted_input_tokens"] - before["cache_deleted_input_tokens"]
+        assert newly_deleted > 0
+        if i != 3 * pause_before_turn:
+            assert after["cache_read_input_tokens"] == (
+                before["cache_read_input_tokens"] + before["cache_creation_input_tokens"] - newly_deleted
+            )
+
     tool_output = sum(
         len(json.dumps(r["message"]["content"])) for r in records if r["type"] == "user" and "toolUseResult" in r
     ) + sum(p.stat().st_size for p in (transcript.parent / transcript.stem / "tool-results").glob("*"))
