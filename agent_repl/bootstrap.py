@@ -18,6 +18,7 @@ from agent_repl.context.budget import ToolResultBudget
 from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.resume import rebuild_state
+from agent_repl.context.snip import SnipStage, install_snip
 from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.context.thresholds import effective_window
 from agent_repl.core.client import ModelClient
@@ -134,6 +135,7 @@ async def open_session(
         ask=ask,
         clock=clock,
     )
+    install_snip(session, pipeline)
     return session
 
 
@@ -148,7 +150,7 @@ def build_pipeline(settings: Settings, cwd: Path, tools: list[Tool], tool_result
         effective_window=effective_window(window),
         fixed_prompt_cl100k=fixed,
     )
-    stages = [ToolResultBudget(tool_results_dir), Microcompact()]
+    stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact()]
     return Pipeline(stages, PipelineState(config=config))
 
 

@@ -9,13 +9,14 @@ from tools import builtin_tools
 
 def test_sorted_with_limits_and_flags() -> None:
     tools = builtin_tools()
-    assert [t.name for t in tools] == ["Bash", "Glob", "Grep", "Read"]
+    assert [t.name for t in tools] == ["Bash", "Glob", "Grep", "Read", "Snip"]
     limits = {t.name: (t.max_result_size_chars, t.is_read_only, t.microcompact_clearable) for t in tools}
     assert limits == {
         "Bash": (30_000, False, True),
         "Glob": (100_000, True, True),
         "Grep": (20_000, True, True),
         "Read": (None, True, True),
+        "Snip": (50_000, True, False),
     }
 
 

@@ -16,6 +16,9 @@ from agent_repl.emulator.policies.base import Reply, messages, strip_id_tag, tex
 
 SUMMARY_REQUEST = "<summary-request>"
 MEMORY_REQUEST = "<session-memory-request>"
+# How the agent opens the message that carries an earlier summary (agent_repl/context/compact_prompt.py).
+CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
+USER_MESSAGES_HEADING = "6. All User Messages:"
 # Text injected by the client rather than typed by the user.
 META_PREFIXES = (SUMMARY_REQUEST, MEMORY_REQUEST, "<system-reminder>", "<command-", "<local-command-")
 PATH_KEYS = ("file_path", "path", "notebook_path")
@@ -30,19 +33,38 @@ def _message_text(message: dict[str, Any]) -> str:
 
 
 def request_kind(body: dict[str, Any]) -> RequestKind | None:
+    """A summary or memory request: a text block of the last user message opens with the marker
+    (the marker may share the message with tool results or a prompt it was merged with)."""
     users = [m for m in messages(body) if m.get("role") == "user"]
     if not users:
         return None
-    text = _message_text(users[-1]).lstrip()
-    if text.startswith(SUMMARY_REQUEST):
-        return "summary"
-    if text.startswith(MEMORY_REQUEST):
-        return "memory"
+    for block in content_blocks(users[-1].get("content")):
+        text = str(block.get("text", "")).lstrip() if block.get("type") == "text" else ""
+        if text.startswith(SUMMARY_REQUEST):
+            return "summary"
+        if text.startswith(MEMORY_REQUEST):
+            return "memory"
     return None
 
 
 def is_meta_text(text: str) -> bool:
-    return text.lstrip().startswith(META_PREFIXES)
+    return text.lstrip().startswith((*META_PREFIXES, CONTINUATION_PREFIX))
+
+
+def quoted_in_earlier_summary(text: str) -> list[str]:
+    """The user messages an earlier summary quoted in its section 6, so they survive every compaction."""
+    if not text.lstrip().startswith(CONTINUATION_PREFIX) or USER_MESSAGES_HEADING not in text:
+        return []
+    section = text.split(USER_MESSAGES_HEADING, 1)[1].split("\n\n7. ", 1)[0]
+    # Quotes are verbatim, so a later line of a multi-line message is not indented: it belongs to
+    # the bullet above it. (Re-rendering the parts reproduces the original text either way.)
+    quotes: list[str] = []
+    for line in section.rstrip("\n").splitlines():
+        if line.startswith("   - ") or not quotes:
+            quotes.append(line.removeprefix("   - "))
+        else:
+            quotes[-1] += "\n" + line
+    return [q for q in quotes if q != "(none)"]
 
 
 def user_texts(conversation: list[dict[str, Any]]) -> list[str]:
@@ -55,6 +77,7 @@ def user_texts(conversation: list[dict[str, Any]]) -> list[str]:
             if block.get("type") != "text":
                 continue
             text = strip_id_tag(str(block.get("text", "")))
+            quoted.extend(quoted_in_earlier_summary(text))
             if text.strip() and not is_meta_text(text):
                 quoted.append(text)
     return quoted
@@ -112,7 +135,8 @@ def _bullets(items: list[str], empty: str) -> str:
 
 
 def summary_text(body: dict[str, Any], kind: RequestKind) -> str:
-    conversation = messages(body)[:-1]  # the last message is the request itself
+    # The request's own marker text is meta, so the whole conversation can be read.
+    conversation = messages(body)
     said = user_texts(conversation)
     uses = _tool_uses(conversation)
     counts = Counter(str(u.get("name", "")) for u in uses)

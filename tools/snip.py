@@ -1,0 +1,75 @@
+"""Snip: the model removes earlier messages from its own context by their `[id:]` tags (SPEC R3.3).
+
+The tool touches no file: the session installs a callback in the shared tool state (the context
+pipeline's snip API), and the tool only passes the ids on and reports what happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, Protocol
+
+from pydantic import BaseModel, Field
+
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from tools._common import ToolArgs
+
+# Where the session puts the snip callback in `ToolContext.state`.
+SNIP_STATE_KEY = "snip"
+
+
+class SnipOutcome(Protocol):
+    @property
+    def is_error(self) -> bool: ...
+
+    @property
+    def model_text(self) -> str: ...
+
+    @property
+    def user_text(self) -> str: ...
+
+    @property
+    def structured(self) -> dict[str, Any]: ...
+
+
+SnipCallback = Callable[[str, str | None, str | None], Awaitable[SnipOutcome]]
+
+
+class SnipArgs(ToolArgs):
+    start_id: str = Field(
+        description='The id of the first message to remove, exactly as in its [id:...] tag (six characters, e.g. "k3x9a2")'
+    )
+    end_id: str | None = Field(
+        default=None,
+        description=(
+            "The id of the last message to remove, for an inclusive range from start_id; "
+            "leave it out to remove only the message start_id names"
+        ),
+    )
+    reason: str | None = Field(
+        default=None,
+        description="A few words on why these messages are no longer needed (kept in the transcript)",
+    )
+
+
+class Snip(Tool):
+    name: ClassVar[str] = "Snip"
+    args_model: ClassVar[type[BaseModel]] = SnipArgs
+    # It changes only what the model will see, never a file, so it needs no permission.
+    is_read_only: ClassVar[bool] = True
+    description: ClassVar[str] = load_description(__file__, "snip")
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, SnipArgs)
+        snip: SnipCallback | None = ctx.state.get(SNIP_STATE_KEY)
+        if snip is None:
+            return ToolOutput.error(
+                "Snip is not available in this session: nothing was removed. Carry on without it.",
+                summary="Snip is not available in this session",
+            )
+        outcome = await snip(args.start_id, args.end_id, args.reason)
+        if outcome.is_error:
+            return ToolOutput.error(outcome.model_text, summary=outcome.user_text)
+        return ToolOutput(
+            content=outcome.model_text, structured=outcome.structured, summary=outcome.user_text
+        )
