@@ -100,6 +100,9 @@ async def _sleep_or_interrupt(seconds: float, cancelled: asyncio.Event) -> None:
 
 
 def _ended(session: Session, state: State, reason: TurnEndReason) -> TurnEnded:
+    if state.requests:
+        for hook in session.after_turn_hooks:
+            hook(session)
     return TurnEnded(reason=reason, num_requests=state.requests, usage=state.turn_usage, final_text=state.final_text)
 
 

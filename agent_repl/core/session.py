@@ -90,6 +90,8 @@ class Session:
         self.capabilities_checked = False
         # Stamps every entry; the pipeline's time-based decisions use the same clock.
         self.clock = clock
+        # Called after every turn that reached the model (background work such as session memory).
+        self.after_turn_hooks: list[Callable[[Session], None]] = []
 
     @property
     def last_uuid(self) -> str | None:

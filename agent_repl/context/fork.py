@@ -1,0 +1,56 @@
+"""Forked requests: a side request that reuses the main conversation's cached prefix.
+
+Compaction and session-memory extraction ask the model about the conversation. Sending the same
+system prompt, tools, body extras and messages the main thread would send next, with the
+question appended to the last user message, lets the request read that whole prefix from the
+prompt cache instead of writing a new one. The projection is a dry run, so a fork never changes
+pipeline state, and it never goes through the query loop, so it can never trigger a compaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from agent_repl.core.client import ModelResponse
+from agent_repl.core.request import build_request
+
+if TYPE_CHECKING:
+    from agent_repl.core.session import Session
+
+WireTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def append_question(wire: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
+    """The wire with `question` as the last user text (merged into a trailing user message)."""
+    block = {"type": "text", "text": question}
+    if wire and wire[-1]["role"] == "user":
+        return [*wire[:-1], {**wire[-1], "content": [*wire[-1]["content"], block]}]
+    return [*wire, {"role": "user", "content": [block]}]
+
+
+async def fork_request(
+    session: Session,
+    question: str,
+    *,
+    max_tokens: int,
+    transform: WireTransform | None = None,
+) -> ModelResponse:
+    """Ask `question` about the conversation as the model currently sees it; costs are added to the session."""
+    projection = session.projector.project(session.messages, dry_run=True)
+    wire = transform(projection.wire) if transform else projection.wire
+    body = build_request(
+        model=session.model,
+        max_tokens=max_tokens,
+        system=session.system_prompt,
+        tools=session.tool_definitions,
+        messages=append_question(wire, question),
+        extra=projection.body_extras,
+    )
+    response: ModelResponse | None = None
+    async for item in session.client.stream(body, betas=projection.betas or None):
+        if isinstance(item, ModelResponse):
+            response = item
+    assert response is not None, "the stream ended without a final message"
+    session.add_usage(response.usage, response.model)
+    return response
