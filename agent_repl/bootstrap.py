@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_repl.context.budget import ToolResultBudget
+from agent_repl.context.compact import Compactor
+from agent_repl.context.guard import PipelineGuard
 from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.resume import rebuild_state
@@ -136,6 +138,7 @@ async def open_session(
         clock=clock,
     )
     install_snip(session, pipeline)
+    session.context_guard = PipelineGuard(pipeline, Compactor(pipeline))
     return session
 
 

@@ -30,24 +30,41 @@ CACHE_EDITING_BETA = "cache-editing-agent-repl"
 MIN_DELTA_FOR_RATIO = 1_000
 
 
-def slice_after_compact_boundary(history: list[Message]) -> list[Message]:
-    """Keep the last compact boundary and everything after it (SPEC R3.0.1)."""
+def slice_after_compact_boundary(history: list[Message], undone: frozenset[str] | set[str] = frozenset()) -> list[Message]:
+    """The last compact boundary and everything after it (SPEC R3.0.1), with the kept tail the
+    boundary names (entries before it in the history) placed right after its summary."""
     for index in range(len(history) - 1, -1, -1):
-        message = history[index]
-        if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
-            return history[index:]
-    return list(history)
+        boundary = history[index]
+        if (
+            isinstance(boundary, SystemMessage)
+            and boundary.subtype == "compact_boundary"
+            and boundary.uuid not in undone
+        ):
+            break
+    else:
+        return list(history)
+    after = history[index:]
+    kept_from = boundary.metadata.get("keptFromUuid")
+    if not kept_from:
+        return after
+    start = next((i for i in range(index - 1, -1, -1) if history[i].uuid == kept_from), None)
+    if start is None:
+        return after
+    kept = [m for m in history[start:index] if not isinstance(m, SystemMessage)]
+    summary_at = next((i for i, m in enumerate(after) if getattr(m, "is_compact_summary", False)), 0)
+    return [*after[: summary_at + 1], *kept, *after[summary_at + 1 :]]
 
 
 class BoundarySlice:
-    """R3.0: the last compact boundary onward, with snipped entries filtered out."""
+    """R3.0: the last compact boundary onward, then snipped entries and undone compactions filtered out."""
 
     name = "boundary"
 
     def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
-        sliced = slice_after_compact_boundary(view)
-        snipped = state.snip.snipped
-        kept = [m for m in sliced if m.uuid not in snipped] if snipped else sliced
+        compaction = state.compaction
+        sliced = slice_after_compact_boundary(view, compaction.undone)
+        hidden = state.snip.snipped | compaction.excluded if compaction.excluded else state.snip.snipped
+        kept = [m for m in sliced if m.uuid not in hidden] if hidden else sliced
         return StageOutcome(kept, items=len(view) - len(kept), detail=f"{len(view) - len(kept)} entries before or snipped")
 
 

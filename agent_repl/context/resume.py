@@ -13,6 +13,7 @@ from agent_repl.context.state import CLEARED_TOOL_RESULT, PinnedCacheEdit, Pipel
 from agent_repl.core.messages import AssistantMessage, Message, UserMessage
 from agent_repl.transcript.records import (
     CacheEditRecord,
+    CompactionUndoRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
     SnipRecord,
@@ -35,6 +36,9 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
             # A time-based clear means the server cache went cold: earlier cache edits are void.
             mc.deleted.clear()
             mc.pinned.clear()
+        elif isinstance(record, CompactionUndoRecord):
+            state.compaction.undone.add(record.boundary_uuid)
+            state.compaction.excluded.update(record.excluded_uuids)
         elif isinstance(record, CacheEditRecord):
             mc.pinned.append(PinnedCacheEdit(record.anchor_uuid, list(record.tool_use_ids)))
             mc.deleted.update(record.tool_use_ids)

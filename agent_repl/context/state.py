@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from agent_repl.context.facts import FactCache
 from agent_repl.core.messages import Usage, utc_now
@@ -20,6 +21,8 @@ CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 
 @dataclass
 class PipelineConfig:
+    # How a full context is handled: summarize it (autocompact) or project collapsed spans.
+    strategy: Literal["autocompact", "collapse"] = "autocompact"
     # Tool results of one wire-level user message may total at most this many characters (R3.2.1).
     tool_result_budget_chars: int = 200_000
     # Tools whose results are never replaced (unlimited max_result_size_chars: Read).
@@ -98,12 +101,21 @@ class TokenAccounting:
 
 
 @dataclass
+class CompactionState:
+    # Boundaries taken back by /uncompact, and the entries (boundary, summary, attachments) that
+    # left the view with them.
+    undone: set[str] = field(default_factory=set)
+    excluded: set[str] = field(default_factory=set)
+
+
+@dataclass
 class PipelineState:
     config: PipelineConfig = field(default_factory=PipelineConfig)
     budget: BudgetState = field(default_factory=BudgetState)
     snip: SnipState = field(default_factory=SnipState)
     microcompact: MicrocompactState = field(default_factory=MicrocompactState)
     tokens: TokenAccounting = field(default_factory=TokenAccounting)
+    compaction: CompactionState = field(default_factory=CompactionState)
     # Per-entry facts (tokens, wire blocks, tool ids) and per-text token counts, kept across turns.
     facts: FactCache = field(default_factory=FactCache)
     clock: Callable[[], datetime] = utc_now

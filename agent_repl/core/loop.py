@@ -1,8 +1,13 @@
 """The query loop: one user turn as an async stream of typed events (SPEC R3.7.4).
 
-A `while True` over an explicit `State`, never recursion: each pass projects the history into
-the model's view, streams one request, stores the reply, runs its tool calls and either ends
-the turn or goes round again, recording why in `state.transition`.
+A `while True` over an explicit `State`, never recursion. Each pass: project the history into
+the model's view; compact first if the view is over the autocompact threshold; refuse to send
+when over the blocking limit with autocompact off; stream one request; store the reply; run its
+tool calls; then end the turn or go round again, recording why in `state.transition`.
+
+Recoverable API errors are withheld while recovery runs (R3.7.2): prompt too long drains staged
+collapses, then compacts once per turn; a reply cut at max tokens raises the cap once, then asks
+the model to continue at most 3 times; repeated overload switches to the fallback model.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from agent_repl.core.client import ModelResponse, describe_api_error, is_retryab
 from agent_repl.core.events import (
     AgentEvent,
     AssistantMessageEvent,
+    CompactionFinished,
+    CompactionStarted,
     ContextProjected,
     ErrorEvent,
     RequestRetry,
@@ -31,11 +38,21 @@ from agent_repl.core.events import (
 )
 from agent_repl.core.messages import (
     AssistantMessage,
+    Message,
     SystemMessage,
     TextBlock,
     ToolUseBlock,
     Usage,
     UserMessage,
+)
+from agent_repl.core.projection import Projection
+from agent_repl.core.recovery import (
+    CONTINUE_NUDGE,
+    ESCALATED_MAX_OUTPUT_TOKENS,
+    MAX_OUTPUT_RECOVERY_NUDGES,
+    Trigger,
+    is_overloaded,
+    is_prompt_too_long,
 )
 from agent_repl.core.request import build_request
 from agent_repl.core.tool_execution import ToolCallOutcome, execute_tool_calls
@@ -55,12 +72,15 @@ class State:
     """Everything one turn carries from one pass of the loop to the next."""
 
     requests: int = 0
-    # Why the loop went round again: "start", "tool_results", "stream_retry".
+    # Why the loop went round again: "start", "tool_results", "stream_retry", "collapse_drain_retry",
+    # "reactive_compact_retry", "max_output_tokens_escalate", "max_output_tokens_recovery", "fallback_model".
     transition: str = "start"
     stream_retries: int = 0
     max_output_tokens_override: int | None = None
     has_attempted_reactive_compact: bool = False
     max_output_recovery_count: int = 0
+    # Right after a compaction the last usage no longer describes the view: skip the blocking check.
+    just_compacted: bool = False
     turn_usage: Usage = field(default_factory=Usage)
     final_text: str = ""
 
@@ -106,6 +126,43 @@ def _ended(session: Session, state: State, reason: TurnEndReason) -> TurnEnded:
     return TurnEnded(reason=reason, num_requests=state.requests, usage=state.turn_usage, final_text=state.final_text)
 
 
+async def _append_events(session: Session, messages: list[Message]) -> AsyncIterator[AgentEvent]:
+    for message in messages:
+        await session.append(message)
+        if isinstance(message, SystemMessage):
+            yield SystemMessageEvent(message=message)
+
+
+async def _project(session: Session) -> tuple[Projection, list[AgentEvent]]:
+    projection = session.projector.project(session.messages)
+    for record in projection.records:
+        await session.append_record(record)
+    events = [event async for event in _append_events(session, projection.new_messages)]
+    return projection, events
+
+
+async def compact_now(
+    session: Session, trigger: Trigger, instructions: str | None = None
+) -> AsyncIterator[AgentEvent | bool]:
+    """Run one compaction, yielding its events and finally whether it worked (also for /compact)."""
+    guard = session.context_guard
+    if guard is None:
+        yield False
+        return
+    yield CompactionStarted(trigger=trigger)
+    outcome = await guard.compact(session, trigger=trigger, instructions=instructions)
+    for message in outcome.new_messages:
+        if isinstance(message, SystemMessage):
+            yield SystemMessageEvent(message=message)
+    if outcome.ok:
+        yield CompactionFinished(trigger=trigger, tokens_before=outcome.tokens_before, tokens_after=outcome.tokens_after)
+    elif trigger == "manual" or guard.breaker_just_opened():
+        notice = await session.append(SystemMessage(subtype="informational", content=outcome.message, level="warning"))
+        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+        yield ErrorEvent(message=outcome.message, recoverable=True)
+    yield outcome.ok
+
+
 async def run_turn(session: Session, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
     session.cancelled.clear()
     await session.ensure_started()
@@ -113,12 +170,36 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
     yield TurnStarted(prompt=prompt, message=user_message)
     state = State()
     await session.ensure_capabilities()
+    guard = session.context_guard
     while True:
-        projection = session.projector.project(session.messages)
-        for record in projection.records:
-            await session.append_record(record)
-        for message in projection.new_messages:
-            yield SystemMessageEvent(message=await session.append(message))  # type: ignore[arg-type]
+        projection, events = await _project(session)
+        for event in events:
+            yield event
+        if guard is not None and guard.wants_autocompact(session, projection.estimated_tokens):
+            compacted = False
+            async for item in compact_now(session, "auto"):
+                if isinstance(item, bool):
+                    compacted = item
+                else:
+                    yield item
+            if compacted:
+                state.just_compacted = True
+                projection, events = await _project(session)
+                for event in events:
+                    yield event
+        blocked = None
+        if guard is not None and not state.just_compacted:
+            blocked = guard.blocking_message(session, projection.estimated_tokens)
+        if blocked:
+            notice = await session.append(
+                AssistantMessage(message_id=f"blocked-{user_message.uuid[:8]}", model="<synthetic>",
+                                 content=[TextBlock(text=blocked)], is_synthetic=True)
+            )
+            yield AssistantMessageEvent(message=notice)  # type: ignore[arg-type]
+            yield ErrorEvent(message=blocked, recoverable=True)
+            yield _ended(session, state, "error")
+            return
+        state.just_compacted = False
         session.request_count += 1
         yield ContextProjected(
             request_index=session.request_count,
@@ -138,7 +219,8 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
         response: ModelResponse | None = None
         partial_text: list[str] = []
         try:
-            async for item in _until_cancelled(session.client.stream(body, betas=projection.betas or None), session.cancelled):
+            stream = session.client.stream(body, betas=projection.betas or None)
+            async for item in _until_cancelled(stream, session.cancelled):
                 if isinstance(item, ModelResponse):
                     response = item
                 else:
@@ -151,23 +233,22 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             yield _ended(session, state, "interrupted")
             return
         except Exception as exc:
-            if is_retryable_stream_failure(exc) and state.stream_retries < MAX_STREAM_RETRIES:
-                state.stream_retries += 1
-                delay = min(0.5 * 2 ** (state.stream_retries - 1), 8.0)
-                yield RequestRetry(attempt=state.stream_retries, delay_seconds=delay, error=describe_api_error(exc))
-                try:
-                    await _sleep_or_interrupt(delay, session.cancelled)
-                except Interrupted:
-                    async for event in _record_interruption(session, "", state):
-                        yield event
-                    yield _ended(session, state, "interrupted")
-                    return
-                state.transition = "stream_retry"
+            recovery = _recover(session, state, exc)
+            retry = False
+            async for item in recovery:
+                if isinstance(item, bool):
+                    retry = item
+                else:
+                    yield item
+            if retry:
                 continue
-            error = await session.append(
-                SystemMessage(subtype="api_error", content=describe_api_error(exc), level="error")
-            )
-            yield SystemMessageEvent(message=error)
+            if session.cancelled.is_set():
+                async for event in _record_interruption(session, "".join(partial_text), state):
+                    yield event
+                yield _ended(session, state, "interrupted")
+                return
+            error = await session.append(SystemMessage(subtype="api_error", content=describe_api_error(exc), level="error"))
+            yield SystemMessageEvent(message=error)  # type: ignore[arg-type]
             yield ErrorEvent(message=error.content, recoverable=True)
             yield _ended(session, state, "error")
             return
@@ -177,46 +258,41 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
         state.turn_usage = state.turn_usage + response.usage
         yield UsageEvent(usage=response.usage, model=response.model)
 
-        tool_uses: list[ToolUseBlock] = []
-        for block in response.content or [TextBlock(text="")]:
-            entry = await session.append(
-                AssistantMessage(
-                    message_id=response.message_id,
-                    model=response.model,
-                    content=[block],
-                    stop_reason=response.stop_reason,
-                    usage=response.usage,
-                    request_id=response.request_id,
-                )
-            )
-            yield AssistantMessageEvent(message=entry)
-            if isinstance(block, ToolUseBlock):
-                tool_uses.append(block)
-                yield ToolUseStarted(tool_use_id=block.id, name=block.name, input=block.input)
+        tool_uses = [b for b in response.content if isinstance(b, ToolUseBlock)]
+        if response.stop_reason == "max_tokens" and not tool_uses and state.max_output_tokens_override is None:
+            # Withheld: the same request again with a higher cap, the cut reply is not kept.
+            if session.settings.max_output_tokens < ESCALATED_MAX_OUTPUT_TOKENS:
+                state.max_output_tokens_override = ESCALATED_MAX_OUTPUT_TOKENS
+                state.transition = "max_output_tokens_escalate"
+                yield RequestRetry(attempt=1, delay_seconds=0, error="output token limit reached; raising the limit")
+                continue
+        async for event in _store_reply(session, response):
+            yield event
         state.final_text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
-        for message in session.projector.observe_response(
-            response.usage, anchor_uuid=session.messages[-1].uuid, context_management=response.context_management
+        async for event in _append_events(
+            session,
+            session.projector.observe_response(
+                response.usage, anchor_uuid=session.messages[-1].uuid, context_management=response.context_management
+            ),
         ):
-            yield SystemMessageEvent(message=await session.append(message))  # type: ignore[arg-type]
+            yield event
 
+        if response.stop_reason == "max_tokens" and not tool_uses:
+            if state.max_output_recovery_count < MAX_OUTPUT_RECOVERY_NUDGES:
+                state.max_output_recovery_count += 1
+                await session.append(UserMessage(content=CONTINUE_NUDGE, is_meta=True))
+                state.transition = "max_output_tokens_recovery"
+                continue
+            message = "The reply kept hitting the output token limit; stopped after 3 attempts to continue."
+            yield ErrorEvent(message=message, recoverable=True)
+            yield _ended(session, state, "error")
+            return
         if not tool_uses:
             yield _ended(session, state, "completed")
             return
 
-        runtime = session.tool_runtime(session.ask)
-        async for item in execute_tool_calls(runtime, tool_uses, session.cancelled):
-            if isinstance(item, ToolCallOutcome):
-                message = await session.append(item.to_message(session_id=session.session_id))
-                yield ToolResultEvent(
-                    tool_use_id=item.tool_use.id,
-                    name=item.tool_use.name,
-                    is_error=item.output.is_error,
-                    summary=item.output.summary,
-                    persisted_path=item.persisted_path,
-                    message=message,
-                )
-            else:
-                yield item
+        async for event in _run_tools(session, tool_uses):
+            yield event
         if session.cancelled.is_set():
             await session.append(UserMessage(content=INTERRUPTED_FOR_TOOL_USE))
             yield _ended(session, state, "interrupted")
@@ -225,6 +301,93 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             yield _ended(session, state, "max_turns")
             return
         state.transition = "tool_results"
+
+
+async def _recover(session: Session, state: State, exc: BaseException) -> AsyncIterator[AgentEvent | bool]:
+    """Try the recovery steps for a failed request, cheapest first; the last item says whether to retry."""
+    guard = session.context_guard
+    if is_prompt_too_long(exc) and guard is not None:
+        records = guard.drain_collapses(session)
+        if records:
+            for record in records:
+                await session.append_record(record)
+            state.transition = "collapse_drain_retry"
+            yield True
+            return
+        if not state.has_attempted_reactive_compact:
+            state.has_attempted_reactive_compact = True
+            compacted = False
+            async for item in compact_now(session, "reactive"):
+                if isinstance(item, bool):
+                    compacted = item
+                else:
+                    yield item
+            if compacted:
+                state.just_compacted = True
+                state.transition = "reactive_compact_retry"
+                yield True
+                return
+        yield False
+        return
+    if is_retryable_stream_failure(exc) and state.stream_retries < MAX_STREAM_RETRIES:
+        state.stream_retries += 1
+        delay = min(0.5 * 2 ** (state.stream_retries - 1), 8.0)
+        yield RequestRetry(attempt=state.stream_retries, delay_seconds=delay, error=describe_api_error(exc))
+        try:
+            await _sleep_or_interrupt(delay, session.cancelled)
+        except Interrupted:
+            yield False
+            return
+        state.transition = "stream_retry"
+        yield True
+        return
+    fallback = session.settings.fallback_model
+    if is_overloaded(exc) and fallback and session.model != fallback:
+        session.model = fallback
+        notice = await session.append(
+            SystemMessage(subtype="informational", content=f"The model is overloaded; switched to {fallback}.", level="warning")
+        )
+        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+        state.stream_retries = 0
+        state.transition = "fallback_model"
+        yield True
+        return
+    yield False
+
+
+async def _store_reply(session: Session, response: ModelResponse) -> AsyncIterator[AgentEvent]:
+    """One history entry per content block, sharing the reply's message id (as Claude Code stores it)."""
+    for block in response.content or [TextBlock(text="")]:
+        entry = await session.append(
+            AssistantMessage(
+                message_id=response.message_id,
+                model=response.model,
+                content=[block],
+                stop_reason=response.stop_reason,
+                usage=response.usage,
+                request_id=response.request_id,
+            )
+        )
+        yield AssistantMessageEvent(message=entry)  # type: ignore[arg-type]
+        if isinstance(block, ToolUseBlock):
+            yield ToolUseStarted(tool_use_id=block.id, name=block.name, input=block.input)
+
+
+async def _run_tools(session: Session, tool_uses: list[ToolUseBlock]) -> AsyncIterator[AgentEvent]:
+    runtime = session.tool_runtime(session.ask)
+    async for item in execute_tool_calls(runtime, tool_uses, session.cancelled):
+        if isinstance(item, ToolCallOutcome):
+            message = await session.append(item.to_message(session_id=session.session_id))
+            yield ToolResultEvent(
+                tool_use_id=item.tool_use.id,
+                name=item.tool_use.name,
+                is_error=item.output.is_error,
+                summary=item.output.summary,
+                persisted_path=item.persisted_path,
+                message=message,  # type: ignore[arg-type]
+            )
+        else:
+            yield item
 
 
 async def _record_interruption(session: Session, partial_text: str, state: State) -> AsyncIterator[AgentEvent]:
@@ -239,6 +402,6 @@ async def _record_interruption(session: Session, partial_text: str, state: State
                 is_synthetic=True,
             )
         )
-        yield AssistantMessageEvent(message=entry)
+        yield AssistantMessageEvent(message=entry)  # type: ignore[arg-type]
     await session.append(UserMessage(content=INTERRUPTED_MESSAGE))
     state.final_text = partial_text

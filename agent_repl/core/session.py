@@ -18,6 +18,7 @@ from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp,
 from agent_repl.core.models import cost_usd
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
+from agent_repl.core.recovery import ContextGuard
 from agent_repl.core.request import tool_definitions
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt, session_context
@@ -90,6 +91,8 @@ class Session:
         self.capabilities_checked = False
         # Stamps every entry; the pipeline's time-based decisions use the same clock.
         self.clock = clock
+        # Compaction, collapse drains and the blocking limit (agent_repl.context provides it).
+        self.context_guard: ContextGuard | None = None
         # Called after every turn that reached the model (background work such as session memory).
         self.after_turn_hooks: list[Callable[[Session], None]] = []
 

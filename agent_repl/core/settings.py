@@ -39,6 +39,8 @@ class Settings(BaseModel):
     # A smaller window than the model's, so compaction can be exercised cheaply.
     context_window: int | None = Field(default=None, ge=1_000)
     max_retries: int = Field(default=4, ge=0, le=20)
+    # Summarize the conversation when it nears the window; off means the blocking limit applies.
+    autocompact: bool = True
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # Not from files: the environment and flags only.
     home: Path = DEFAULT_HOME
@@ -55,7 +57,15 @@ class Settings(BaseModel):
 
 
 # Keys a settings file may set; the rest come from the environment and flags.
-FILE_KEYS = {"model", "fallback_model", "max_output_tokens", "context_window", "max_retries", "permissions"}
+FILE_KEYS = {
+    "model",
+    "fallback_model",
+    "max_output_tokens",
+    "context_window",
+    "max_retries",
+    "autocompact",
+    "permissions",
+}
 
 
 def _read_settings_file(path: Path) -> dict[str, Any]:
@@ -124,6 +134,8 @@ def load_settings(
             raise SettingsError(
                 f"AGENT_REPL_CONTEXT_WINDOW must be a whole number of tokens, got {env['AGENT_REPL_CONTEXT_WINDOW']!r}"
             ) from exc
+    if env.get("DISABLE_AUTO_COMPACT") or env.get("AGENT_REPL_DISABLE_AUTOCOMPACT"):
+        data["autocompact"] = False
     for key, value in (overrides or {}).items():
         if value is not None:
             data = _merge(data, {key: value})

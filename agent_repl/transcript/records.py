@@ -205,6 +205,15 @@ class CacheEditRecord(SideRecord):
     tool_use_ids: list[str]
 
 
+class CompactionUndoRecord(SideRecord):
+    """A compaction taken back: the view goes back to what it was; the history never changed."""
+
+    type: Literal["compaction-undo"] = "compaction-undo"
+    boundary_uuid: str
+    # The boundary, its summary and its re-injected attachments, which leave the view.
+    excluded_uuids: list[str]
+
+
 class SessionMetaRecord(SideRecord):
     """Session-level values (`model`, `title`...); on load, later records win key by key."""
 
@@ -218,6 +227,7 @@ BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
     CollapseCommitRecord,
     MicrocompactClearRecord,
     CacheEditRecord,
+    CompactionUndoRecord,
     SessionMetaRecord,
 )
 
@@ -276,6 +286,7 @@ __all__ = [
     "AssistantRecord",
     "CacheEditRecord",
     "CollapseCommitRecord",
+    "CompactionUndoRecord",
     "ContentReplacementRecord",
     "MessageRecord",
     "MicrocompactClearRecord",

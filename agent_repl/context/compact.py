@@ -1,0 +1,311 @@
+"""Autocompact (SPEC R3.6): replace the view with a summary when the cheap stages are not enough.
+
+First session-memory compaction: the notes extracted in the background become the summary and
+a tail of recent messages is kept (R3.6.2). Otherwise a full compaction: a forked request that
+reuses the cached prefix asks the model for the nine-section summary (R3.6.3); if that request is
+itself too long, the oldest API rounds are dropped and it is retried, at most 3 times (R3.6.4).
+After 3 consecutive failures the breaker opens for the rest of the session (R3.6.5).
+
+The result is appended to the history, in order: the boundary, the summary message, the
+re-injected attachments (R3.6.6). The kept tail stays where it is in the history (before the
+boundary); the boundary names where it starts and the projection puts it after the summary.
+Nothing is removed from the history, so `undo_last_compaction` can bring the old view back.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from agent_repl.context.attachments import recently_read_files, standing_context
+from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
+from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
+from agent_repl.context.fork import fork_request
+from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.state import PipelineState
+from agent_repl.context.thresholds import autocompact_threshold, should_autocompact
+from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.transcript.records import CompactionUndoRecord
+
+if TYPE_CHECKING:
+    from agent_repl.core.session import Session
+
+Trigger = Literal["auto", "manual", "reactive"]
+MAX_CONSECUTIVE_FAILURES = 3
+MAX_PTL_RETRIES = 3
+KEPT_TAIL_MAX_TOKENS = 40_000
+SUMMARY_MAX_TOKENS = 16_000
+_PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
+
+
+@dataclass
+class CompactionOutcome:
+    ok: bool
+    trigger: Trigger
+    message: str
+    tokens_before: int
+    tokens_after: int = 0
+    used_session_memory: bool = False
+    new_messages: list[Message] = field(default_factory=list)
+
+
+class CompactionError(Exception):
+    pass
+
+
+def is_typed_prompt(message: Message) -> bool:
+    return (
+        isinstance(message, UserMessage)
+        and not message.is_meta
+        and not message.is_compact_summary
+        and not message.is_tool_result()
+    )
+
+
+def current_turn_start(view: list[Message], state: PipelineState, max_tokens: int = KEPT_TAIL_MAX_TOKENS) -> int | None:
+    """Where the kept tail of a full compaction starts: the latest typed prompt, or, when that turn
+    is too big, the latest API round that fits; None to keep nothing."""
+    starts = [i for i, m in enumerate(view) if is_typed_prompt(m)]
+    if starts and estimate_messages(view[starts[-1] :], state) <= max_tokens:
+        return starts[-1]
+    for index in range(len(view) - 1, 0, -1):
+        message = view[index]
+        previous = view[index - 1]
+        round_start = isinstance(message, AssistantMessage) and not (
+            isinstance(previous, AssistantMessage) and previous.message_id == message.message_id
+        )
+        if round_start:
+            return index if estimate_messages(view[index:], state) <= max_tokens else None
+    return None
+
+
+def prompt_too_long_gap(error: BaseException) -> int | None:
+    match = _PROMPT_TOO_LONG.search(str(getattr(error, "message", "") or error))
+    return int(match.group(1)) - int(match.group(2)) if match else None
+
+
+def drop_oldest_rounds(wire: list[dict[str, Any]], gap: int | None, estimate: Any) -> list[dict[str, Any]]:
+    """Drop whole API rounds from the front until `gap` tokens are gone (20% of them when unknown)."""
+    rounds: list[list[dict[str, Any]]] = []
+    for message in wire:
+        if message["role"] == "user" or not rounds:
+            rounds.append([message])
+        else:
+            rounds[-1].append(message)
+    if len(rounds) < 2:
+        raise CompactionError("the conversation is too long to summarize and cannot be shortened further")
+    if gap is None:
+        drop = max(1, len(rounds) // 5)
+    else:
+        drop, freed = 0, 0
+        while drop < len(rounds) - 1 and freed < gap:
+            freed += sum(estimate(m) for m in rounds[drop])
+            drop += 1
+    kept = [m for group in rounds[drop:] for m in group]
+    # The first kept message may answer a tool call that was dropped: keep its other content only.
+    first = kept[0]
+    content = [b for b in first["content"] if b.get("type") != "tool_result"] or [
+        {"type": "text", "text": "[Earlier conversation omitted from this summary request]"}
+    ]
+    return [{**first, "content": content}, *kept[1:]]
+
+
+class Compactor:
+    def __init__(self, pipeline: Pipeline, *, summary_max_tokens: int = SUMMARY_MAX_TOKENS) -> None:
+        self.pipeline = pipeline
+        self.summary_max_tokens = summary_max_tokens
+        self.consecutive_failures = 0
+        self.disabled = False
+        self.in_progress = False
+
+    def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool:
+        config = self.pipeline.state.config
+        enabled = config.strategy == "autocompact" and session.settings.autocompact and not self.disabled
+        return not self.in_progress and should_autocompact(estimated_tokens, config.effective_window, enabled=enabled)
+
+    async def compact(self, session: Session, *, trigger: Trigger, instructions: str | None = None) -> CompactionOutcome:
+        projection = self.pipeline.project(session.messages, dry_run=True)
+        view, before = projection.view, projection.estimated_tokens
+        if not any(isinstance(m, AssistantMessage) for m in view):
+            return CompactionOutcome(False, trigger, "Nothing to compact yet.", before)
+        self.in_progress = True
+        try:
+            outcome = None
+            if trigger != "manual" or not instructions:
+                outcome = await self._from_session_memory(session, view, before, trigger)
+            if outcome is None:
+                outcome = await self._full(session, view, before, trigger, instructions)
+        except Exception as exc:  # a failed compaction must never take the session down
+            outcome = CompactionOutcome(False, trigger, f"Compaction failed: {exc}", before)
+        finally:
+            self.in_progress = False
+        if outcome.ok:
+            self.consecutive_failures = 0
+        else:
+            self.consecutive_failures += 1
+            if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES and not self.disabled:
+                self.disabled = True
+                outcome.message += (
+                    f" Automatic compaction failed {MAX_CONSECUTIVE_FAILURES} times in a row, so it is off "
+                    "for the rest of this session; /compact still works."
+                )
+        return outcome
+
+    async def _from_session_memory(
+        self, session: Session, view: list[Message], before: int, trigger: Trigger
+    ) -> CompactionOutcome | None:
+        memory = getattr(session, "memory", None)
+        if memory is None:
+            return None
+        await memory.wait_for_extraction(timeout=60)
+        content, last = memory.content, memory.last_summarized_uuid
+        if not content or not last:
+            return None
+        from agent_repl.context.session_memory import select_kept_tail
+
+        start = select_kept_tail(view, last, self.pipeline.state)
+        if start is None:
+            return None
+        summary = extract_summary(content) or content
+        outcome = await self._install(session, view, before, trigger, summary, view[start].uuid, used_memory=True)
+        threshold = autocompact_threshold(self.pipeline.state.config.effective_window)
+        if outcome.tokens_after >= threshold:
+            await self._undo(session, outcome)
+            return None
+        return outcome
+
+    async def _full(
+        self, session: Session, view: list[Message], before: int, trigger: Trigger, instructions: str | None
+    ) -> CompactionOutcome:
+        state = self.pipeline.state
+        question = summary_request(instructions)
+        transform = None
+        for attempt in range(MAX_PTL_RETRIES + 1):
+            try:
+                memory = getattr(session, "memory", None)
+                if memory is not None:
+                    async with memory.paused():
+                        response = await fork_request(
+                            session, question, max_tokens=self.summary_max_tokens, transform=transform
+                        )
+                else:
+                    response = await fork_request(session, question, max_tokens=self.summary_max_tokens, transform=transform)
+            except Exception as exc:
+                gap = prompt_too_long_gap(exc)
+                if "prompt is too long" not in str(exc) or attempt == MAX_PTL_RETRIES:
+                    raise
+                previous = transform
+
+                def transform(wire, previous=previous, gap=gap):  # type: ignore[no-untyped-def]
+                    wire = previous(wire) if previous else wire
+                    return drop_oldest_rounds(wire, gap, lambda m: _wire_tokens(m, state))
+
+                continue
+            text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
+            summary = extract_summary(text)
+            if not summary:
+                return CompactionOutcome(False, trigger, "Compaction failed: the summary came back empty.", before)
+            start = current_turn_start(view, state)
+            return await self._install(session, view, before, trigger, summary, view[start].uuid if start else None)
+        raise CompactionError("unreachable")
+
+    async def _install(
+        self,
+        session: Session,
+        view: list[Message],
+        before: int,
+        trigger: Trigger,
+        summary: str,
+        kept_from: str | None,
+        *,
+        used_memory: bool = False,
+    ) -> CompactionOutcome:
+        state = self.pipeline.state
+        kept_index = next((i for i, m in enumerate(view) if m.uuid == kept_from), len(view))
+        kept = view[kept_index:]
+        summary_message = UserMessage(
+            content=continuation_message(summary, str(getattr(session.sink, "path", "")) or None),
+            is_compact_summary=True,
+        )
+        attachments = [
+            UserMessage(content=text, is_meta=True)
+            for text in (standing_context(session.messages, kept), *recently_read_files(view[:kept_index], kept, state))
+            if text
+        ]
+        tools_used = sorted({b.name for m in view if isinstance(m, AssistantMessage) for b in m.tool_uses()})
+        boundary = SystemMessage(
+            subtype="compact_boundary",
+            content="Conversation compacted",
+            metadata={
+                "trigger": trigger,
+                "preTokens": before,
+                "discoveredTools": tools_used,
+                "keptFromUuid": kept_from,
+                "summaryUuid": summary_message.uuid,
+                "attachmentUuids": [a.uuid for a in attachments],
+                "usedSessionMemory": used_memory,
+            },
+            logical_parent_uuid=session.last_uuid,
+        )
+        new_messages: list[Message] = [boundary, summary_message, *attachments]
+        for message in new_messages:
+            await session.append(message)
+        # The prefix the cached edits pointed into is gone; their counts restart with the new prefix.
+        state.microcompact.deleted_tokens_reported = state.microcompact.deleted_tokens_baseline = 0
+        after_projection = self.pipeline.project(session.messages, dry_run=True)
+        after = token_count_with_estimation(after_projection.view, state)
+        source = "session memory" if used_memory else "a summary"
+        message = f"Compacted the conversation ({trigger}) into {source}: ~{before:,} -> ~{after:,} tokens."
+        return CompactionOutcome(True, trigger, message, before, after, used_memory, new_messages)
+
+    async def _undo(self, session: Session, outcome: CompactionOutcome) -> None:
+        boundary = outcome.new_messages[0]
+        record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[m.uuid for m in outcome.new_messages])
+        apply_undo(self.pipeline.state, record)
+        await session.append_record(record)
+
+
+def _wire_tokens(message: dict[str, Any], state: PipelineState) -> int:
+    import json
+
+    return round(state.facts.text_tokens(json.dumps(message["content"], ensure_ascii=False)) * state.tokens.ratio)
+
+
+def apply_undo(state: PipelineState, record: CompactionUndoRecord) -> None:
+    state.compaction.undone.add(record.boundary_uuid)
+    state.compaction.excluded.update(record.excluded_uuids)
+
+
+def last_active_boundary(history: list[Message], state: PipelineState) -> SystemMessage | None:
+    for message in reversed(history):
+        if (
+            isinstance(message, SystemMessage)
+            and message.subtype == "compact_boundary"
+            and message.uuid not in state.compaction.undone
+        ):
+            return message
+    return None
+
+
+async def undo_last_compaction(session: Session, pipeline: Pipeline) -> tuple[bool, str]:
+    """Bring back the view from before the last compaction (a record; the history never changed)."""
+    state = pipeline.state
+    boundary = last_active_boundary(session.messages, state)
+    if boundary is None:
+        return False, "There is no compaction to undo."
+    excluded = [boundary.uuid, str(boundary.metadata.get("summaryUuid") or ""), *boundary.metadata.get("attachmentUuids", [])]
+    record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[u for u in excluded if u])
+    trial = PipelineState(config=state.config, facts=state.facts, tokens=state.tokens)
+    trial.compaction.undone = {*state.compaction.undone, record.boundary_uuid}
+    trial.compaction.excluded = {*state.compaction.excluded, *record.excluded_uuids}
+    trial.snip, trial.budget, trial.microcompact = state.snip, state.budget, state.microcompact
+    tokens = estimate_messages(Pipeline(state=trial).project(session.messages, dry_run=True).view, trial)
+    if tokens >= state.config.effective_window:
+        return False, (
+            f"Cannot undo: the conversation before that compaction is ~{tokens:,} tokens, more than fits "
+            f"({state.config.effective_window:,})."
+        )
+    apply_undo(state, record)
+    await session.append_record(record)
+    return True, f"Undid the last compaction; the model sees the earlier conversation again (~{tokens:,} tokens)."

@@ -1,0 +1,75 @@
+"""What the loop needs to recover from a full context or a failing request (SPEC R3.7).
+
+The loop stays ignorant of how compaction works: it talks to a `ContextGuard` (the context
+package provides one) through this protocol, and classifies API errors with pure functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from agent_repl.core.session import Session
+
+Trigger = Literal["auto", "manual", "reactive"]
+
+# Raise the output cap once, then ask the model to go on, at most this many times (R3.7.3).
+ESCALATED_MAX_OUTPUT_TOKENS = 64_000
+MAX_OUTPUT_RECOVERY_NUDGES = 3
+CONTINUE_NUDGE = (
+    "Your last reply hit the output token limit and was cut off. Continue exactly where it stopped, "
+    "without apologizing or repeating anything. If much remains, split the rest into smaller steps."
+)
+
+
+class CompactionResult(Protocol):
+    ok: bool
+    message: str
+    tokens_before: int
+    tokens_after: int
+    new_messages: list[Any]
+
+
+class ContextGuard(Protocol):
+    def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool: ...
+
+    def blocking_message(self, session: Session, estimated_tokens: int) -> str | None: ...
+
+    async def compact(
+        self, session: Session, *, trigger: Trigger, instructions: str | None = None
+    ) -> CompactionResult: ...
+
+    def drain_collapses(self, session: Session) -> list[Any]: ...
+
+    def breaker_just_opened(self) -> bool: ...
+
+
+def _error_body(exc: BaseException) -> dict[str, Any]:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        return error if isinstance(error, dict) else body
+    return {}
+
+
+def is_prompt_too_long(exc: BaseException) -> bool:
+    status = getattr(exc, "status_code", None)
+    message = str(_error_body(exc).get("message") or "")
+    return status in (400, 413) and ("prompt is too long" in message or _error_body(exc).get("type") == "request_too_large")
+
+
+def is_overloaded(exc: BaseException) -> bool:
+    return getattr(exc, "status_code", None) == 529 or _error_body(exc).get("type") == "overloaded_error"
+
+
+@dataclass(frozen=True)
+class BlockingLimit:
+    tokens: int
+    limit: int
+
+    def text(self) -> str:
+        return (
+            f"Prompt is too long: about {self.tokens:,} tokens, over this model's limit of {self.limit:,}. "
+            "Free some space with /compact or /snip, or start over with /clear."
+        )
