@@ -25,6 +25,7 @@ from agent_repl.core.messages import (
 from agent_repl.transcript.records import (
     CacheEditRecord,
     CollapseCommitRecord,
+    CompactionUndoRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
     SessionMetaRecord,
@@ -191,6 +192,7 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
             tool_use_ids=["toolu_01Bash"], trigger="time", tokens_saved=300, session_id=s
         ),
         CacheEditRecord(anchor_uuid="u-9", tool_use_ids=["toolu_01Read"], session_id=s),
+        CompactionUndoRecord(boundary_uuid="u-b", excluded_uuids=["u-b", "u-s"], session_id=s),
         SystemMessage(
             subtype="microcompact_boundary",
             session_id=s,

@@ -217,15 +217,15 @@ def test_side_records_round_trip_with_camel_case_keys(session_items):
 
 
 def test_registry_takes_new_types_and_refuses_clashes():
-    class CompactionUndoRecord(SideRecord):
-        type: Literal["compaction-undo"] = "compaction-undo"
-        boundary_uuid: str
+    class PlanRecord(SideRecord):
+        type: Literal["plan-update"] = "plan-update"
+        plan_uuid: str
 
     registry = SideRecordRegistry()
-    assert "compaction-undo" not in registry
-    registry.register(CompactionUndoRecord)
-    parsed = registry.parse({"type": "compaction-undo", "boundaryUuid": "b", "futureField": 1})
-    assert isinstance(parsed, CompactionUndoRecord) and parsed.boundary_uuid == "b"
+    assert "plan-update" not in registry
+    registry.register(PlanRecord)
+    parsed = registry.parse({"type": "plan-update", "planUuid": "b", "futureField": 1})
+    assert isinstance(parsed, PlanRecord) and parsed.plan_uuid == "b"
     assert registry.parse({"type": "never-heard-of-it"}) is None
 
     class Clash(SideRecord):
