@@ -42,13 +42,20 @@ def _numbered(text: str) -> str:
     return "\n".join(f"{n:>6}→{line}" for n, line in enumerate(text.splitlines(), 1))
 
 
+def reinjection_budget(effective_window: int) -> int:
+    """50K tokens in a 200K window; in smaller windows a tenth of the window, so a compaction
+    leaves room to work instead of refilling the context with files."""
+    return min(MAX_TOKENS_TOTAL, effective_window // 10)
+
+
 def recently_read_files(summarized: list[Message], kept: list[Message], state: PipelineState) -> list[str]:
     """Attachment texts for the files read before the compaction point, newest first, within budget."""
     already_kept = set(_read_paths_newest_first(kept))
     texts: list[str] = []
     total = 0
+    total_budget = reinjection_budget(state.config.effective_window)
     for path_text in _read_paths_newest_first(summarized):
-        if len(texts) == MAX_FILES or total >= MAX_TOKENS_TOTAL:
+        if len(texts) == MAX_FILES or total >= total_budget:
             break
         if path_text in already_kept:
             continue
@@ -61,7 +68,7 @@ def recently_read_files(summarized: list[Message], kept: list[Message], state: P
             continue
         body = _numbered(content)
         tokens = round(state.facts.text_tokens(body) * state.tokens.ratio)
-        budget = min(MAX_TOKENS_PER_FILE, MAX_TOKENS_TOTAL - total)
+        budget = min(MAX_TOKENS_PER_FILE, total_budget - total)
         if tokens > budget:
             body = body[: int(len(body) * budget / tokens)].rsplit("\n", 1)[0] + "\n[... truncated; Read the file for the rest]"
             tokens = budget
