@@ -1,0 +1,99 @@
+"""The pure parts of compaction: thresholds, the kept tail, dropping rounds, the projected slice."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent_repl.context.compact import (
+    CompactionError,
+    current_turn_start,
+    drop_oldest_rounds,
+    prompt_too_long_gap,
+)
+from agent_repl.context.pipeline import slice_after_compact_boundary
+from agent_repl.context.state import PipelineState
+from agent_repl.context.thresholds import (
+    autocompact_threshold,
+    blocking_limit,
+    effective_window,
+    is_at_blocking_limit,
+    should_autocompact,
+    warning_threshold,
+)
+from agent_repl.core.messages import (
+    AssistantMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+
+def test_thresholds_for_a_200k_window_match_the_seeds():
+    effective = effective_window(200_000)
+    assert effective == 180_000
+    assert autocompact_threshold(effective) == 167_000  # real sessions compacted at ~165-167K
+    assert warning_threshold(effective) == 147_000
+    assert blocking_limit(effective) == 177_000
+    assert should_autocompact(167_000, effective) and not should_autocompact(166_999, effective)
+    assert not should_autocompact(170_000, effective, enabled=False)
+    assert is_at_blocking_limit(177_000, effective) and not is_at_blocking_limit(176_999, effective)
+    assert effective_window(200_000, max_output_tokens=8_000) == 192_000
+
+
+def test_prompt_too_long_gap_is_read_from_the_api_message():
+    class Error(Exception):
+        message = "prompt is too long: 200251 tokens > 200000 maximum"
+
+    assert prompt_too_long_gap(Error()) == 251
+    assert prompt_too_long_gap(Exception("something else")) is None
+
+
+def wire_rounds(n: int) -> list[dict]:
+    wire = [{"role": "user", "content": [{"type": "text", "text": "start"}]}]
+    for i in range(n):
+        wire.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {}}]})
+        wire.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 100}]})
+    return wire
+
+
+def test_drop_oldest_rounds_covers_the_gap_or_a_fifth_and_never_orphans_results():
+    wire = wire_rounds(10)
+    # Rounds open with a user message: (user, assistant) pairs of 200 estimated tokens each.
+    trimmed = drop_oldest_rounds(wire, 450, lambda m: 100)
+    assert len(wire) - len(trimmed) == 6  # three rounds cover a 450-token gap
+    assert trimmed[0]["role"] == "user"
+    assert all(b["type"] != "tool_result" for b in trimmed[0]["content"])
+    fifth = drop_oldest_rounds(wire, None, lambda m: 100)
+    assert len(wire) - len(fifth) == 4  # 11 rounds // 5 = 2 rounds of two messages
+    with pytest.raises(CompactionError):
+        drop_oldest_rounds(wire[:1], 10, lambda m: 100)
+
+
+def test_kept_tail_is_the_current_turn_when_it_fits():
+    state = PipelineState()
+    view = [
+        UserMessage(content="first"),
+        AssistantMessage(message_id="m1", content=[TextBlock(text="ok")]),
+        UserMessage(content="second"),
+        AssistantMessage(message_id="m2", content=[ToolUseBlock(id="t", name="Read", input={})]),
+        UserMessage(content=[ToolResultBlock(tool_use_id="t", content="small")]),
+    ]
+    assert current_turn_start(view, state) == 2
+    assert current_turn_start(view, state, max_tokens=1) is None
+
+
+def test_the_slice_puts_the_kept_tail_after_the_summary_and_skips_undone_boundaries():
+    early = UserMessage(content="early")
+    kept_prompt = UserMessage(content="kept prompt")
+    reply = AssistantMessage(message_id="m", content=[TextBlock(text="reply")])
+    summary = UserMessage(content="summary", is_compact_summary=True)
+    attachment = UserMessage(content="file", is_meta=True)
+    boundary = SystemMessage(subtype="compact_boundary", metadata={"keptFromUuid": kept_prompt.uuid})
+    after = UserMessage(content="after")
+    history = [early, kept_prompt, reply, boundary, summary, attachment, after]
+    assert slice_after_compact_boundary(history) == [boundary, summary, kept_prompt, reply, attachment, after]
+    assert slice_after_compact_boundary(history, {boundary.uuid}) == history
+    no_kept = SystemMessage(subtype="compact_boundary")
+    assert slice_after_compact_boundary([early, no_kept, summary]) == [no_kept, summary]
