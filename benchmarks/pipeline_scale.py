@@ -26,6 +26,7 @@ from agent_repl.context.budget import ToolResultBudget  # noqa: E402
 from agent_repl.context.estimate import estimate_messages  # noqa: E402
 from agent_repl.context.microcompact import Microcompact  # noqa: E402
 from agent_repl.context.pipeline import Pipeline  # noqa: E402
+from agent_repl.context.snip import SnipStage  # noqa: E402
 from agent_repl.context.state import PipelineConfig, PipelineState  # noqa: E402
 from agent_repl.core.messages import (  # noqa: E402
     AssistantMessage,
@@ -70,7 +71,8 @@ def build_history(total_messages: int, view_messages: int, view_result_words: in
 
 def make_pipeline(directory: Path) -> Pipeline:
     config = PipelineConfig(cache_editing=True, effective_window=980_000, context_window=1_000_000)
-    return Pipeline([ToolResultBudget(directory), Microcompact()], PipelineState(config=config))
+    # The default stage list (bootstrap.build_pipeline), on a 1M-token model.
+    return Pipeline([ToolResultBudget(directory), SnipStage(), Microcompact()], PipelineState(config=config))
 
 
 def measure(total: int, view_messages: int, words: int, turns: int) -> dict[str, float]:
@@ -89,6 +91,10 @@ def measure(total: int, view_messages: int, words: int, turns: int) -> dict[str,
             started = time.perf_counter()
             pipeline.project(history)
             times.append(time.perf_counter() - started)
+            # As the loop does after each reply: the API's own count anchors the next estimate.
+            reply = AssistantMessage(message_id=f"a{turn}", content=[TextBlock(text="working")])
+            history.append(reply)
+            pipeline.observe_response(Usage(input_tokens=view_tokens, output_tokens=5), anchor_uuid=reply.uuid)
         # Memory separately: tracing allocations slows Python down several times.
         history += exchange(200_000, 50)
         gc.collect()

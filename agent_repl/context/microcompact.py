@@ -42,6 +42,10 @@ def minutes_since_last_reply(view: list[Message], now: datetime) -> float | None
 
 def clearable_results(view: list[Message], state: PipelineState) -> list[tuple[int, str]]:
     """(entry index, tool_use_id) of every clearable tool result in the view, oldest first."""
+    return state.memo("clearable", view, lambda: _find_clearable(view, state))  # type: ignore[return-value]
+
+
+def _find_clearable(view: list[Message], state: PipelineState) -> list[tuple[int, str]]:
     names = tool_names(view, state)
     clearable = state.config.clearable_tools
     found = []

@@ -14,6 +14,7 @@ from typing import Any
 
 from agent_repl.context.estimate import (
     estimate_request,
+    freed_since_usage,
     last_usage_index,
     message_cl100k,
     text_cl100k,
@@ -82,10 +83,12 @@ def decorate_for_cache_editing(drafts: list[WireDraft], view: list[Message], sta
     by_source = {uuid: draft for draft in drafts if draft.role == "user" for uuid in draft.sources}
     for edit in state.microcompact.pinned:
         draft = by_source.get(edit.anchor_uuid)
-        if draft is None:
+        # A result a collapse or a compaction took out of the view can no longer be referenced.
+        present = [tid for tid in edit.tool_use_ids if tid in clearable]
+        if draft is None or not present:
             continue
         draft.content.append(
-            {"type": "cache_edits", "edits": [{"type": "delete", "cache_reference": tid} for tid in edit.tool_use_ids]}
+            {"type": "cache_edits", "edits": [{"type": "delete", "cache_reference": tid} for tid in present]}
         )
 
 
@@ -100,6 +103,7 @@ class Pipeline:
 
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection:
         state = self.state
+        state.scratch.clear()
         view = history
         reports: list[StageReport] = []
         records: list[Any] = []
@@ -156,7 +160,7 @@ class Pipeline:
                 for block in message.tool_results():
                     if block.tool_use_id in deleted:
                         total -= text_cl100k(block.text(), self.state)
-        return usage.context_tokens() - self.state.snip.tokens_freed_since_usage, total
+        return usage.context_tokens() - freed_since_usage(self.state), total
 
     def observe_response(
         self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Literal
 
 from agent_repl.context.facts import FactCache
-from agent_repl.core.messages import Usage, utc_now
+from agent_repl.core.messages import Usage, UserMessage, utc_now
 from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
 
 CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
@@ -108,6 +108,41 @@ class CompactionState:
     excluded: set[str] = field(default_factory=set)
 
 
+@dataclass(frozen=True)
+class CollapsedSpan:
+    """A span of the view shown to the model as one `<collapsed>` summary (R3.5.1).
+
+    `uuids` are the entries it covers (start..end in view order, system entries aside); the
+    history keeps them all.
+    """
+
+    collapse_id: str
+    start_uuid: str
+    end_uuid: str
+    summary: str
+    uuids: frozenset[str]
+
+
+@dataclass
+class CollapseState:
+    """Context collapse (R3.5): the commit log in order, and spans proposed but not yet committed."""
+
+    commits: list[CollapsedSpan] = field(default_factory=list)
+    staged: list[CollapsedSpan] = field(default_factory=list)
+    # uuid of every covered entry -> the collapse_id of its committed span.
+    owner: dict[str, str] = field(default_factory=dict)
+    # What commits took out of the count the last API usage reported (that usage predates them),
+    # valid while the usage anchor is still `freed_anchor`.
+    freed_since_usage: int = 0
+    freed_anchor: str | None = None
+    # The `<collapsed>` entry of each committed span, built once so its facts are computed once.
+    placeholders: dict[str, UserMessage] = field(default_factory=dict)
+
+    def add_commit(self, span: CollapsedSpan) -> None:
+        self.commits.append(span)
+        self.owner.update(dict.fromkeys(span.uuids, span.collapse_id))
+
+
 @dataclass
 class PipelineState:
     config: PipelineConfig = field(default_factory=PipelineConfig)
@@ -116,6 +151,18 @@ class PipelineState:
     microcompact: MicrocompactState = field(default_factory=MicrocompactState)
     tokens: TokenAccounting = field(default_factory=TokenAccounting)
     compaction: CompactionState = field(default_factory=CompactionState)
+    collapse: CollapseState = field(default_factory=CollapseState)
     # Per-entry facts (tokens, wire blocks, tool ids) and per-text token counts, kept across turns.
     facts: FactCache = field(default_factory=FactCache)
     clock: Callable[[], datetime] = utc_now
+    # Derived facts about the view being projected, shared by the stages of one projection.
+    scratch: dict[tuple[str, int], object] = field(default_factory=dict)
+
+    def memo(self, key: str, view: list, compute: Callable[[], object]) -> object:
+        """`compute()` once per projection for this very view list (stages pass lists, never edit them)."""
+        slot = (key, id(view))
+        cached = self.scratch.get(slot)
+        if cached is None or cached[0] is not view:  # type: ignore[index]
+            cached = (view, compute())
+            self.scratch[slot] = cached
+        return cached[1]  # type: ignore[index]
