@@ -15,14 +15,16 @@ from datetime import datetime
 from pathlib import Path
 
 from agent_repl.context.budget import ToolResultBudget
+from agent_repl.context.collapse import CollapseStage
 from agent_repl.context.compact import Compactor
 from agent_repl.context.guard import PipelineGuard
 from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.resume import rebuild_state
+from agent_repl.context.session_memory import MEMORY_FILE_NAME, SessionMemory, extraction_thresholds
 from agent_repl.context.snip import SnipStage, install_snip
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.context.thresholds import effective_window
+from agent_repl.context.thresholds import autocompact_threshold, effective_window
 from agent_repl.core.client import ModelClient
 from agent_repl.core.messages import Message, utc_now
 from agent_repl.core.models import model_info
@@ -139,6 +141,13 @@ async def open_session(
     )
     install_snip(session, pipeline)
     session.context_guard = PipelineGuard(pipeline, Compactor(pipeline))
+    first, every = extraction_thresholds(autocompact_threshold(pipeline.state.config.effective_window))
+    memory = SessionMemory(paths.session_dir / MEMORY_FILE_NAME, first_after_tokens=first, every_tokens=every)
+    if resume is not None and memory.restore(resume.loaded.side_records) and not resume.owned:
+        # A fork's own transcript carries the notes too, so resuming the fork restores them.
+        await session.append_record(memory.record())
+    session.memory = memory
+    session.after_turn_hooks.append(memory.maybe_start)
     return session
 
 
@@ -152,12 +161,16 @@ def build_pipeline(settings: Settings, cwd: Path, tools: list[Tool], tool_result
         context_window=window,
         effective_window=effective_window(window),
         fixed_prompt_cl100k=fixed,
+        strategy=settings.context_strategy,
     )
-    stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact()]
+    stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]
     return Pipeline(stages, PipelineState(config=config))
 
 
 async def close_session(session: Session) -> None:
+    memory = getattr(session, "memory", None)
+    if memory is not None:
+        await memory.aclose()
     close = getattr(session.sink, "close", None)
     if close is not None:
         await close()

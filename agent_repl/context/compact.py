@@ -80,6 +80,11 @@ def current_turn_start(view: list[Message], state: PipelineState, max_tokens: in
     return None
 
 
+def kept_tail_budget(state: PipelineState) -> int:
+    """40K tokens in a 200K window; a third of the autocompact threshold in smaller ones."""
+    return min(KEPT_TAIL_MAX_TOKENS, autocompact_threshold(state.config.effective_window) // 3)
+
+
 def prompt_too_long_gap(error: BaseException) -> int | None:
     match = _PROMPT_TOO_LONG.search(str(getattr(error, "message", "") or error))
     return int(match.group(1)) - int(match.group(2)) if match else None
@@ -164,7 +169,10 @@ class Compactor:
             return None
         from agent_repl.context.session_memory import select_kept_tail
 
-        start = select_kept_tail(view, last, self.pipeline.state)
+        maximum = kept_tail_budget(self.pipeline.state)
+        start = select_kept_tail(
+            view, last, self.pipeline.state, min_tokens=min(10_000, maximum // 2), max_tokens=maximum
+        )
         if start is None:
             return None
         summary = extract_summary(content) or content
@@ -206,7 +214,7 @@ class Compactor:
             summary = extract_summary(text)
             if not summary:
                 return CompactionOutcome(False, trigger, "Compaction failed: the summary came back empty.", before)
-            start = current_turn_start(view, state)
+            start = current_turn_start(view, state, kept_tail_budget(state))
             return await self._install(session, view, before, trigger, summary, view[start].uuid if start else None)
         raise CompactionError("unreachable")
 
@@ -253,6 +261,9 @@ class Compactor:
             await session.append(message)
         # The prefix the cached edits pointed into is gone; their counts restart with the new prefix.
         state.microcompact.deleted_tokens_reported = state.microcompact.deleted_tokens_baseline = 0
+        # The last usage described the old view; until the next reply, estimate the new one afresh.
+        state.tokens.last_usage = None
+        state.tokens.last_usage_anchor = None
         after_projection = self.pipeline.project(session.messages, dry_run=True)
         after = token_count_with_estimation(after_projection.view, state)
         source = "session memory" if used_memory else "a summary"

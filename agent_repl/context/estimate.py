@@ -52,6 +52,13 @@ def last_usage_index(view: list[Message], state: PipelineState) -> int | None:
     return None
 
 
+def freed_since_usage(state: PipelineState) -> int:
+    """Tokens snip and collapse took out of the view after the last usage, which still counts them."""
+    collapse = state.collapse
+    collapsed = collapse.freed_since_usage if collapse.freed_anchor == state.tokens.last_usage_anchor else 0
+    return state.snip.tokens_freed_since_usage + collapsed
+
+
 def token_count_with_estimation(view: list[Message], state: PipelineState) -> int:
     index = last_usage_index(view, state)
     if index is None:
@@ -59,4 +66,4 @@ def token_count_with_estimation(view: list[Message], state: PipelineState) -> in
     usage = state.tokens.last_usage
     assert usage is not None
     after = estimate_messages(view[index + 1 :], state)
-    return max(0, usage.context_tokens() + after - state.snip.tokens_freed_since_usage)
+    return max(0, usage.context_tokens() + after - freed_since_usage(state))

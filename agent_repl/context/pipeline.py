@@ -31,29 +31,47 @@ CACHE_EDITING_BETA = "cache-editing-agent-repl"
 MIN_DELTA_FOR_RATIO = 1_000
 
 
-def slice_after_compact_boundary(history: list[Message], undone: frozenset[str] | set[str] = frozenset()) -> list[Message]:
-    """The last compact boundary and everything after it (SPEC R3.0.1), with the kept tail the
-    boundary names (entries before it in the history) placed right after its summary."""
-    for index in range(len(history) - 1, -1, -1):
-        boundary = history[index]
-        if (
-            isinstance(boundary, SystemMessage)
-            and boundary.subtype == "compact_boundary"
-            and boundary.uuid not in undone
-        ):
-            break
-    else:
-        return list(history)
-    after = history[index:]
-    kept_from = boundary.metadata.get("keptFromUuid")
+def _is_active_boundary(message: Message, undone: frozenset[str] | set[str]) -> bool:
+    return isinstance(message, SystemMessage) and message.subtype == "compact_boundary" and message.uuid not in undone
+
+
+def _previous_boundary(history: list[Message], before: int, undone: frozenset[str] | set[str]) -> int | None:
+    for index in range(before - 1, -1, -1):
+        if _is_active_boundary(history[index], undone):
+            return index
+    return None
+
+
+def _view_at(history: list[Message], index: int, end: int, undone: frozenset[str] | set[str]) -> list[Message]:
+    """The view of `history[:end]` whose last active boundary is at `index`."""
+    boundary = history[index]
+    after = history[index:end]
+    kept_from = boundary.metadata.get("keptFromUuid") if isinstance(boundary, SystemMessage) else None
     if not kept_from:
         return after
-    start = next((i for i in range(index - 1, -1, -1) if history[i].uuid == kept_from), None)
-    if start is None:
-        return after
-    kept = [m for m in history[start:index] if not isinstance(m, SystemMessage)]
+    previous = _previous_boundary(history, index, undone)
+    floor = previous + 1 if previous is not None else 0
+    start = next((i for i in range(index - 1, floor - 1, -1) if history[i].uuid == kept_from), None)
+    if start is not None:
+        kept = [m for m in history[start:index] if not isinstance(m, SystemMessage)]
+    elif previous is not None:
+        # The kept tail reaches into an earlier compaction's view: take it from that view.
+        earlier = _view_at(history, previous, index, undone)
+        position = next((i for i, m in enumerate(earlier) if m.uuid == kept_from), len(earlier))
+        kept = [m for m in earlier[position:] if not isinstance(m, SystemMessage)]
+    else:
+        kept = []
     summary_at = next((i for i, m in enumerate(after) if getattr(m, "is_compact_summary", False)), 0)
     return [*after[: summary_at + 1], *kept, *after[summary_at + 1 :]]
+
+
+def slice_after_compact_boundary(history: list[Message], undone: frozenset[str] | set[str] = frozenset()) -> list[Message]:
+    """The last compact boundary and everything after it (SPEC R3.0.1), with the kept tail the
+    boundary names (entries of the view before it) placed right after its summary."""
+    index = _previous_boundary(history, len(history), undone)
+    if index is None:
+        return list(history)
+    return _view_at(history, index, len(history), undone)
 
 
 class BoundarySlice:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from agent_repl.context.collapse import restore_commits
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PinnedCacheEdit, PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, UserMessage
 from agent_repl.transcript.records import (
     CacheEditRecord,
+    CollapseCommitRecord,
     CompactionUndoRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
@@ -24,6 +26,7 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
     budget, snip, mc = state.budget, state.snip, state.microcompact
     # Everything already in the history was sent (or is about to be, unchanged): frozen unless replaced.
     budget.seen = {b.tool_use_id for m in history if isinstance(m, UserMessage) for b in m.tool_results()}
+    collapses: list[CollapseCommitRecord] = []
     for record in records:
         if isinstance(record, ContentReplacementRecord):
             budget.replacements[record.tool_use_id] = record.replacement
@@ -39,9 +42,12 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
         elif isinstance(record, CompactionUndoRecord):
             state.compaction.undone.add(record.boundary_uuid)
             state.compaction.excluded.update(record.excluded_uuids)
+        elif isinstance(record, CollapseCommitRecord):
+            collapses.append(record)
         elif isinstance(record, CacheEditRecord):
             mc.pinned.append(PinnedCacheEdit(record.anchor_uuid, list(record.tool_use_ids)))
             mc.deleted.update(record.tool_use_ids)
+    restore_commits(state, history, collapses)
     for message in reversed(history):
         if isinstance(message, AssistantMessage) and message.usage is not None and not message.is_synthetic:
             state.tokens.last_usage = message.usage

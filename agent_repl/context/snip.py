@@ -279,8 +279,9 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
             for later, tool_input in succeeded.get(use.name, [])
         ):
             candidates.add(tool_use_id)
-    # An entry a cache edit is pinned to must stay, or the edit would stop being sent.
-    anchors = {edit.anchor_uuid for edit in mc.pinned}
+    # An entry a cache edit is pinned to must stay, or the edit would stop being sent; an entry a
+    # collapse already covers is not in the request at all.
+    anchors = {edit.anchor_uuid for edit in mc.pinned} | set(state.collapse.owner)
     spans: list[set[int]] = []
     for tool_use_id in candidates:
         span = pairs.closure([pairs.use_at[tool_use_id]])

@@ -95,6 +95,8 @@ class Session:
         self.context_guard: ContextGuard | None = None
         # Called after every turn that reached the model (background work such as session memory).
         self.after_turn_hooks: list[Callable[[Session], None]] = []
+        # The session's notes (agent_repl.context.session_memory.SessionMemory) when there are any.
+        self.memory: Any = None
 
     @property
     def last_uuid(self) -> str | None:

@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -41,6 +41,8 @@ class Settings(BaseModel):
     max_retries: int = Field(default=4, ge=0, le=20)
     # Summarize the conversation when it nears the window; off means the blocking limit applies.
     autocompact: bool = True
+    # How a full context is handled: a model summary (autocompact) or collapsed spans (collapse).
+    context_strategy: Literal["autocompact", "collapse"] = "autocompact"
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # Not from files: the environment and flags only.
     home: Path = DEFAULT_HOME
@@ -64,6 +66,7 @@ FILE_KEYS = {
     "context_window",
     "max_retries",
     "autocompact",
+    "context_strategy",
     "permissions",
 }
 
@@ -136,6 +139,8 @@ def load_settings(
             ) from exc
     if env.get("DISABLE_AUTO_COMPACT") or env.get("AGENT_REPL_DISABLE_AUTOCOMPACT"):
         data["autocompact"] = False
+    if env.get("AGENT_REPL_CONTEXT_STRATEGY"):
+        data["context_strategy"] = env["AGENT_REPL_CONTEXT_STRATEGY"].strip()
     for key, value in (overrides or {}).items():
         if value is not None:
             data = _merge(data, {key: value})

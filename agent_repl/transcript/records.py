@@ -214,6 +214,16 @@ class CompactionUndoRecord(SideRecord):
     excluded_uuids: list[str]
 
 
+class SessionMemoryRecord(SideRecord):
+    """The session's notes as last extracted (SPEC R3.8); a resume restores them from this alone."""
+
+    type: Literal["session-memory"] = "session-memory"
+    content: str
+    # The last history entry the extraction request covered.
+    last_summarized_uuid: str
+    tokens_at_extraction: int
+
+
 class SessionMetaRecord(SideRecord):
     """Session-level values (`model`, `title`...); on load, later records win key by key."""
 
@@ -228,6 +238,7 @@ BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
     MicrocompactClearRecord,
     CacheEditRecord,
     CompactionUndoRecord,
+    SessionMemoryRecord,
     SessionMetaRecord,
 )
 
@@ -291,6 +302,7 @@ __all__ = [
     "MessageRecord",
     "MicrocompactClearRecord",
     "RecordEnvelope",
+    "SessionMemoryRecord",
     "SessionMetaRecord",
     "SideRecord",
     "SideRecordRegistry",

@@ -97,3 +97,17 @@ def test_the_slice_puts_the_kept_tail_after_the_summary_and_skips_undone_boundar
     assert slice_after_compact_boundary(history, {boundary.uuid}) == history
     no_kept = SystemMessage(subtype="compact_boundary")
     assert slice_after_compact_boundary([early, no_kept, summary]) == [no_kept, summary]
+
+
+def test_a_kept_tail_reaching_into_an_earlier_compaction_is_taken_from_that_view():
+    a, b, c, d, e, f = (UserMessage(content=x) for x in "ABCDEF")
+    s1 = UserMessage(content="summary one", is_compact_summary=True)
+    att1 = UserMessage(content="file", is_meta=True)
+    b1 = SystemMessage(subtype="compact_boundary", metadata={"keptFromUuid": c.uuid})
+    g, h = UserMessage(content="G"), UserMessage(content="H")
+    b2 = SystemMessage(subtype="compact_boundary", metadata={"keptFromUuid": e.uuid})
+    s2 = UserMessage(content="summary two", is_compact_summary=True)
+    history = [a, b, c, d, e, f, b1, s1, att1, g, h, b2, s2]
+    assert slice_after_compact_boundary(history) == [b2, s2, e, f, att1, g, h]
+    # Undoing the second compaction brings back the first one's view.
+    assert slice_after_compact_boundary(history, {b2.uuid}) == [b1, s1, c, d, e, f, att1, g, h, b2, s2]

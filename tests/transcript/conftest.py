@@ -28,6 +28,7 @@ from agent_repl.transcript.records import (
     CompactionUndoRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
+    SessionMemoryRecord,
     SessionMetaRecord,
     SideRecord,
     SnipRecord,
@@ -193,6 +194,10 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
         ),
         CacheEditRecord(anchor_uuid="u-9", tool_use_ids=["toolu_01Read"], session_id=s),
         CompactionUndoRecord(boundary_uuid="u-b", excluded_uuids=["u-b", "u-s"], session_id=s),
+        SessionMemoryRecord(
+            content="1. Primary Request and Intent:\n   Count the lines", last_summarized_uuid="u-9",
+            tokens_at_extraction=12_000, session_id=s,
+        ),
         SystemMessage(
             subtype="microcompact_boundary",
             session_id=s,
