@@ -147,7 +147,9 @@ async def open_session(
         # A fork's own transcript carries the notes too, so resuming the fork restores them.
         await session.append_record(memory.record())
     session.memory = memory
-    session.after_turn_hooks.append(memory.maybe_start)
+    if pipeline.state.config.strategy == "autocompact":
+        # The notes serve session-memory compaction; collapse never summarizes with them.
+        session.after_turn_hooks.append(memory.maybe_start)
     return session
 
 

@@ -207,3 +207,33 @@ async def test_compact_then_undo_returns_the_exact_pre_compaction_view(tmp_path)
     finally:
         await close_session(session)
         server.stop()
+
+
+async def test_the_same_two_hundred_requests_complete_with_collapse_commits_and_an_untouched_history(tmp_path):
+    turns = 100
+    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(turns)}), context_window=WINDOW)
+    server.start()
+    settings = settings_for(server, tmp_path, context_window=WINDOW, context_strategy="collapse")
+    session = await open_session(settings, tmp_path)
+    try:
+        for turn in range(turns):
+            events = await run(session, prompt(turn))
+            assert not [e for e in events if isinstance(e, ErrorEvent)]
+            assert events[-1].reason == "completed"
+            assert not [e for e in events if isinstance(e, CompactionFinished)]
+        main = [e for e in server.recordings.messages if e.status == 200 and request_kind(e.body) is None]
+        assert len(main) == 2 * turns
+        assert all(e.status == 200 for e in server.recordings.messages)
+        assert not [m for m in session.messages if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"]
+        commits = session.projector.state.collapse.commits
+        assert len(commits) >= 1
+        # The history holds every prompt and every tool result, untouched.
+        prompts = [m.content for m in session.messages if isinstance(m, UserMessage) and isinstance(m.content, str)]
+        assert all(prompt(t) in prompts for t in range(turns))
+        final = json.dumps(main[-1].body["messages"])
+        assert not [t for t in range(turns) if json.dumps(prompt(t))[1:-1] not in final]
+        print(f"{len(commits)} collapse commits over {turns} turns; final request {main[-1].usage}")
+        await assert_resume_reproduces(session, settings, tmp_path)
+    finally:
+        await close_session(session)
+        server.stop()
