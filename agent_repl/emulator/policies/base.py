@@ -11,7 +11,7 @@ from agent_repl.emulator.blocks import Block
 from agent_repl.emulator.models import ModelSpec
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-_ID_TAG = re.compile(r" ?\[id:[0-9a-zA-Z]+\]\s*$")
+_ID_TAG = re.compile(r"[ \n]?\[id:[0-9a-zA-Z]+\]\s*$")
 
 
 @dataclass(frozen=True)

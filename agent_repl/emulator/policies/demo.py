@@ -176,5 +176,7 @@ class DemoPolicy:
         for result, use in results:
             name = str(use.get("name", "a tool")) if use else "a tool"
             arguments = tool_input(use) if use else {}
-            paragraphs.append(describe_result(name, arguments, text_of(result), bool(result.get("is_error"))))
+            paragraphs.append(
+                describe_result(name, arguments, strip_id_tag(text_of(result)), bool(result.get("is_error")))
+            )
         return Reply([text_block("\n\n".join([*paragraphs, SIGN_OFF]))])
