@@ -147,3 +147,11 @@ def test_summary_requests_get_the_nine_sections() -> None:
     text = reply.content[0]["text"]
     assert text.startswith("<analysis>") and "<summary>" in text
     assert "read README.md" in text
+
+
+def test_the_clients_id_tag_is_neither_quoted_nor_counted() -> None:
+    tagged = "a\nb\nc\n[id:doj812]"
+    read = _after_tool("Read", {"file_path": "/p/f.txt"}, tagged)
+    assert "has 3 lines" in read and "[id:" not in read
+    listing = _after_tool("Bash", {"command": "ls"}, "README.md\nsetup.py\n[id:abc123]")
+    assert "[id:" not in listing
