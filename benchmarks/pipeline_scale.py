@@ -2,7 +2,8 @@
 
 Builds two histories with the same ~200K-token view after a compact boundary: one of about
 1,000 messages and one of about 10,000 (tens of MB of tool output before the boundary). Then
-simulates turns (a reply, a tool call, its result, project) and prints the median projection
+simulates turns side by side, alternating between the two (a tool call, its result, a prompt,
+project, the usage fed back), and prints the median projection
 time per turn, the peak memory allocated during projection, and their ratios, measured side by
 side in one run.
 
@@ -75,40 +76,47 @@ def make_pipeline(directory: Path) -> Pipeline:
     return Pipeline([ToolResultBudget(directory), SnipStage(), Microcompact()], PipelineState(config=config))
 
 
-def measure(total: int, view_messages: int, words: int, turns: int) -> dict[str, float]:
-    history = build_history(total, view_messages, words)
-    history_bytes = sum(len(m.model_dump_json()) for m in history)
-    with tempfile.TemporaryDirectory() as tmp:
-        pipeline = make_pipeline(Path(tmp))
-        first = pipeline.project(history)  # warm-up: the first turn sees every result once
-        view_tokens = estimate_messages(first.view, pipeline.state)
-        times, peaks = [], []
-        for turn in range(turns):
-            history += exchange(100_000 + turn, 50)
-            history.append(AssistantMessage(message_id=f"r{turn}", content=[TextBlock(text="ok")]))
-            history.append(UserMessage(content=f"next {turn}"))
-            gc.collect()
-            started = time.perf_counter()
-            pipeline.project(history)
-            times.append(time.perf_counter() - started)
-            # As the loop does after each reply: the API's own count anchors the next estimate.
-            reply = AssistantMessage(message_id=f"a{turn}", content=[TextBlock(text="working")])
-            history.append(reply)
-            pipeline.observe_response(Usage(input_tokens=view_tokens, output_tokens=5), anchor_uuid=reply.uuid)
-        # Memory separately: tracing allocations slows Python down several times.
-        history += exchange(200_000, 50)
+class Run:
+    """One history and its pipeline, advanced a turn at a time."""
+
+    def __init__(self, total: int, view_messages: int, words: int, directory: Path) -> None:
+        self.history = build_history(total, view_messages, words)
+        self.history_mb = sum(len(m.model_dump_json()) for m in self.history) / 1e6
+        self.pipeline = make_pipeline(directory)
+        first = self.pipeline.project(self.history)  # warm-up: the first turn sees every result once
+        self.view_tokens = estimate_messages(first.view, self.pipeline.state)
+        self.times: list[float] = []
+
+    def turn(self, turn: int) -> None:
+        self.history += exchange(100_000 + turn, 50)
+        self.history.append(UserMessage(content=f"next {turn}"))
+        gc.collect()
+        started = time.perf_counter()
+        self.pipeline.project(self.history)
+        self.times.append(time.perf_counter() - started)
+        # As the loop does after each reply: the API's own count anchors the next estimate.
+        reply = AssistantMessage(message_id=f"a{turn}", content=[TextBlock(text="working")])
+        self.history.append(reply)
+        self.pipeline.observe_response(Usage(input_tokens=self.view_tokens, output_tokens=5), anchor_uuid=reply.uuid)
+
+    def peak_mb(self) -> float:
+        """Memory separately: tracing allocations slows Python down several times."""
+        self.history += exchange(200_000, 50)
         gc.collect()
         tracemalloc.start()
-        pipeline.project(history)
-        peaks.append(tracemalloc.get_traced_memory()[1])
+        self.pipeline.project(self.history)
+        peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
-    return {
-        "messages": len(history),
-        "history_mb": history_bytes / 1e6,
-        "view_tokens": view_tokens,
-        "ms_per_turn": statistics.median(times) * 1000,
-        "peak_mb": statistics.median(peaks) / 1e6,
-    }
+        return peak / 1e6
+
+    def row(self) -> dict[str, float]:
+        return {
+            "messages": len(self.history),
+            "history_mb": self.history_mb,
+            "view_tokens": self.view_tokens,
+            "ms_per_turn": statistics.median(self.times) * 1000,
+            "peak_mb": self.peak_mb(),
+        }
 
 
 def main() -> None:
@@ -116,8 +124,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=30)
     args = parser.parse_args()
     view_messages, words = 800, 230  # ~200K tokens after the boundary
-    small = measure(1_000, view_messages, words, args.turns)
-    large = measure(10_000, view_messages, words, args.turns)
+    with tempfile.TemporaryDirectory() as small_dir, tempfile.TemporaryDirectory() as large_dir:
+        runs = [Run(1_000, view_messages, words, Path(small_dir)), Run(10_000, view_messages, words, Path(large_dir))]
+        # Side by side, turn by turn, so the machine's noise falls on both alike.
+        for turn in range(args.turns):
+            for run in runs:
+                run.turn(turn)
+        small, large = (run.row() for run in runs)
     print(f"{'history':>10} {'history MB':>11} {'view tokens':>12} {'ms/turn':>9} {'peak MB':>8}")
     for row in (small, large):
         print(
