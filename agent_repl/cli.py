@@ -1,11 +1,13 @@
 """`agent-repl`: the command line.
 
-    agent-repl                      the interactive REPL
+    agent-repl [PROMPT]             the full-screen app (PROMPT, if given, is sent first)
+    agent-repl --inline [PROMPT]    the line-mode REPL in the terminal's own scrollback
     agent-repl -p PROMPT            print mode (one turn, headless)
     agent-repl --continue / --resume [ID|PATH]
 
 With no ANTHROPIC_API_KEY (and no ANTHROPIC_BASE_URL) it starts the local emulator with the
-offline demo model and says so in one line.
+offline demo model and says so in one line. The full-screen app paints before the heavy imports
+and the session load, which happen in the background (`agent_repl.ui.launcher`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,26 @@ import asyncio
 import os
 import sys
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agent_repl import __version__
-from agent_repl.bootstrap import ResumeError, close_session, find_resume_source, open_session
-from agent_repl.core.permissions import Rule
-from agent_repl.core.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from agent_repl.bootstrap import ResumeSource
+    from agent_repl.core.settings import Settings
+
+
+class LaunchError(Exception):
+    """Why the agent cannot start; printed as `agent-repl: <message>` with exit code 2."""
+
+
+@dataclass
+class Launch:
+    settings: Settings
+    resume: ResumeSource | None
+    notices: list[str] = field(default_factory=list)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,6 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _allowed_tool_rules(text: str | None) -> list[str]:
     """Split `Bash(git status:*),Read` on the commas that are not inside parentheses."""
+    from agent_repl.core.permissions import Rule
+
     rules, current, depth = [], "", 0
     for char in text or "":
         depth += {"(": 1, ")": -1}.get(char, 0)
@@ -61,19 +79,20 @@ def _allowed_tool_rules(text: str | None) -> list[str]:
     return rules
 
 
-def _start_offline_emulator(stack: ExitStack, settings: Settings, err) -> Settings:
+def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[str]) -> Settings:
     from agent_repl.offline import start_offline_emulator
 
     base_url = start_offline_emulator(stack, model=settings.model)
-    print(f"agent-repl: no ANTHROPIC_API_KEY set, so this runs on the offline demo model "
-          f"(a local emulator at {base_url}); set the key to talk to Claude.", file=err)
+    notices.append(f"no ANTHROPIC_API_KEY set, so this runs on the offline demo model "
+                   f"(a local emulator at {base_url}); set the key to talk to Claude.")
     return settings.model_copy(update={"base_url": base_url, "api_key": "offline-demo"})
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    err = sys.stderr
-    cwd = Path.cwd()
+def prepare_launch(args: argparse.Namespace, cwd: Path, stack: ExitStack) -> Launch:
+    """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume."""
+    from agent_repl.bootstrap import ResumeError, find_resume_source
+    from agent_repl.core.settings import SettingsError, load_settings
+
     try:
         settings = load_settings(
             cwd=cwd,
@@ -81,46 +100,76 @@ def main(argv: list[str] | None = None) -> int:
         )
         extra_allow = _allowed_tool_rules(args.allowed_tools)
     except (SettingsError, ValueError) as exc:
-        print(f"agent-repl: {exc}", file=err)
-        return 2
+        raise LaunchError(str(exc)) from exc
     if extra_allow:
         settings.permissions.allow.extend(extra_allow)
     if args.max_turns is not None and args.max_turns < 1:
-        print("agent-repl: --max-turns must be at least 1", file=err)
-        return 2
+        raise LaunchError("--max-turns must be at least 1")
+    notices: list[str] = []
+    if not settings.api_key:
+        if settings.base_url:
+            settings = settings.model_copy(update={"api_key": os.environ.get("ANTHROPIC_AUTH_TOKEN", "none")})
+        else:
+            try:
+                settings = _start_offline_emulator(stack, settings, notices)
+            except SystemExit as exc:
+                raise LaunchError(str(exc.code).removeprefix("agent-repl: ")) from exc
+    try:
+        resume = find_resume_source(settings, cwd, args.resume or None, latest=args.continue_latest)
+    except ResumeError as exc:
+        raise LaunchError(str(exc)) from exc
+    if args.resume == "" and resume is None:
+        resume = find_resume_source(settings, cwd, None, latest=True)
+    if (args.continue_latest or args.resume is not None) and resume is None:
+        raise LaunchError("no earlier session in this directory to resume")
+    if resume is not None:
+        notices.extend(f"warning: {warning}" for warning in resume.loaded.warnings)
+    return Launch(settings, resume, notices)
 
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    cwd = Path.cwd()
+    if args.print_prompt is None and not args.inline:
+        return _run_app(args, cwd)
+    err = sys.stderr
     with ExitStack() as stack:
-        if not settings.api_key:
-            if settings.base_url:
-                settings = settings.model_copy(update={"api_key": os.environ.get("ANTHROPIC_AUTH_TOKEN", "none")})
-            else:
-                settings = _start_offline_emulator(stack, settings, err)
         try:
-            resume = find_resume_source(settings, cwd, args.resume or None, latest=args.continue_latest)
-        except ResumeError as exc:
+            launch = prepare_launch(args, cwd, stack)
+        except LaunchError as exc:
             print(f"agent-repl: {exc}", file=err)
             return 2
-        if args.resume == "" and resume is None:
-            resume = find_resume_source(settings, cwd, None, latest=True)
-        if (args.continue_latest or args.resume is not None) and resume is None:
-            print("agent-repl: no earlier session in this directory to resume", file=err)
-            return 2
-        if resume is not None:
-            for warning in resume.loaded.warnings:
-                print(f"agent-repl: warning: {warning}", file=err)
-
+        for notice in launch.notices:
+            print(f"agent-repl: {notice}", file=err)
         if args.print_prompt is not None:
             prompt = args.print_prompt or args.prompt or ("" if sys.stdin.isatty() else sys.stdin.read())
             if not prompt.strip():
                 print("agent-repl: -p needs a prompt (an argument or on stdin)", file=err)
                 return 2
-            return asyncio.run(_print_mode(settings, cwd, resume, prompt, args))
+            return asyncio.run(_print_mode(launch.settings, cwd, launch.resume, prompt, args))
         from agent_repl.ui.inline import run_inline
 
-        return asyncio.run(run_inline(settings, cwd, resume, first_prompt=args.prompt))
+        return asyncio.run(run_inline(launch.settings, cwd, launch.resume, first_prompt=args.prompt))
 
 
-async def _print_mode(settings, cwd, resume, prompt, args) -> int:
+def _run_app(args: argparse.Namespace, cwd: Path) -> int:
+    from agent_repl.ui.app import AgentApp
+    from agent_repl.ui.launcher import Launcher
+    from agent_repl.ui.launcher import LaunchError as UILaunchError
+
+    def prepare(stack: ExitStack) -> Launch:
+        try:
+            return prepare_launch(args, cwd, stack)
+        except LaunchError as exc:
+            raise UILaunchError(str(exc)) from exc
+
+    app = AgentApp(Launcher(cwd, prepare), first_prompt=args.prompt)
+    app.run()
+    return app.return_code or 0
+
+
+async def _print_mode(settings: Any, cwd: Path, resume: Any, prompt: str, args: argparse.Namespace) -> int:
+    from agent_repl.bootstrap import close_session, open_session
     from agent_repl.print_mode import run_print_mode
 
     session = await open_session(settings, cwd, resume=resume, ask=None)

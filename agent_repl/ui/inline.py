@@ -1,7 +1,8 @@
 """The inline line-mode REPL: a prompt_toolkit prompt, rich output into the terminal's scrollback.
 
 For terminals (or people) that do not want a full-screen app. It consumes the same event stream
-as every other front end. Ctrl-C during a turn interrupts it; Ctrl-D at the prompt exits.
+and the same command registry as the full-screen app. Ctrl-C during a turn interrupts it; Ctrl-D
+at the prompt exits.
 """
 
 from __future__ import annotations
@@ -9,14 +10,20 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.history import FileHistory
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import History
 from rich.console import Console
 from rich.markup import escape
 
 from agent_repl.bootstrap import ResumeSource, close_session, open_session
+from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
+from agent_repl.commands import results as r
+from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
 from agent_repl.core.events import (
     AgentEvent,
     ErrorEvent,
@@ -31,12 +38,9 @@ from agent_repl.core.events import (
 from agent_repl.core.permissions import Decision, PermissionRequest
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
-
-HELP = """\
-Type a message and press Enter. Commands:
-  /help   this help          /cost   tokens and cost so far
-  /exit   leave (Ctrl-D)     /clear  start a new session (the old one stays resumable)
-Ctrl-C interrupts a running turn."""
+from agent_repl.ui.completion import complete
+from agent_repl.ui.prompt_history import PromptHistory, history_path
+from agent_repl.ui.render import render_result
 
 
 def _tool_line(event: ToolUseStarted) -> str:
@@ -59,13 +63,11 @@ class InlineRenderer:
             self.console.file.write(event.text)
             self.console.file.flush()
             self.streaming = True
-        elif isinstance(event, ThinkingDelta):
+        elif isinstance(event, ThinkingDelta | ToolProgress):
             return
         elif isinstance(event, ToolUseStarted):
             self._end_stream()
             self.console.print(_tool_line(event))
-        elif isinstance(event, ToolProgress):
-            return
         elif isinstance(event, ToolResultEvent):
             style = "red" if event.is_error else "dim"
             summary = event.summary or ("error" if event.is_error else "done")
@@ -84,15 +86,58 @@ class InlineRenderer:
                 self.console.print("[yellow]interrupted[/]")
 
 
-async def _ask_permission(prompt: PromptSession, console: Console, request: PermissionRequest) -> Decision:
+class ProjectHistory(History):
+    """prompt_toolkit's history over this project's prompt file (shared with the full-screen app)."""
+
+    def __init__(self, store: PromptHistory) -> None:
+        self.store = store
+        super().__init__()
+
+    def load_history_strings(self) -> Iterable[str]:
+        return list(reversed(self.store.load().entries))
+
+    def store_string(self, string: str) -> None:
+        self.store.append(string)
+
+
+class InlineCompleter(Completer):
+    def __init__(self, cwd: Path, commands: list[str]) -> None:
+        self.cwd = cwd
+        self.commands = commands
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        found = complete(before, self.cwd, self.commands)
+        if found is None:
+            return
+        start = found.start - len(before)
+        prefix = before[found.start :]
+        at = "@" if prefix.startswith("@") else ""
+        for candidate in found.candidates:
+            yield Completion(at + candidate, start_position=start)
+
+
+async def _ask_permission(
+    prompt: PromptSession, console: Console, cwd: Path, request: PermissionRequest
+) -> Decision:
     console.print(f"[bold yellow]Allow {escape(request.tool_name)}[/]: {escape(request.key)}")
     if request.description:
         console.print(f"  [dim]{escape(request.description)}[/]")
-    answer = await prompt.prompt_async(f"[y] once / [a] always ({request.always_rule()}) / [n] deny > ")
+    rule = request.always_rule()
+    try:
+        answer = await prompt.prompt_async(f"[y] once / [a] always ({rule}) / [n] deny > ")
+    except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: deny, keep the REPL
+        return Decision.DENY
     choice = answer.strip().lower()[:1]
     if choice == "y":
         return Decision.ALLOW_ONCE
     if choice == "a":
+        try:
+            path = persist_allow_rule(cwd, rule)
+        except AllowRuleError as exc:
+            console.print(f"[red]{escape(rule)} is allowed for this session only: {escape(str(exc))}[/]")
+        else:
+            console.print(f"[dim]always allowing {escape(rule)} (saved to {escape(str(path))})[/]")
         return Decision.ALLOW_ALWAYS
     return Decision.DENY
 
@@ -113,17 +158,54 @@ async def _run_one_turn(session: Session, text: str, renderer: InlineRenderer) -
             pass
 
 
-async def run_inline(settings: Settings, cwd: Path, resume: ResumeSource | None, *, first_prompt: str | None) -> int:
+async def _choose(prompt: PromptSession, question: str) -> str:
+    try:
+        return (await prompt.prompt_async(question)).strip()
+    except (EOFError, KeyboardInterrupt):
+        return ""
+
+
+async def _follow_up(result: r.CommandResult, prompt: PromptSession) -> str | None:
+    """Pickers in line mode: the table was printed; ask for the choice and return the next command."""
+    if isinstance(result, r.ResumeChoices) and result.sessions:
+        answer = await _choose(prompt, "resume which? (number, empty to cancel) > ")
+        if answer.isdigit() and 1 <= int(answer) <= len(result.sessions):
+            return f"/resume {result.sessions[int(answer) - 1].path}"
+    if isinstance(result, r.SnipChoices) and result.items:
+        answer = await _choose(prompt, "snip which? (ID or ID..ID, empty to cancel) > ")
+        if answer:
+            return f"/snip {answer}"
+    return None
+
+
+async def run_inline(
+    settings: Settings, cwd: Path, resume: ResumeSource | None, *, first_prompt: str | None
+) -> int:
     console = Console(highlight=False)
-    settings.home.mkdir(parents=True, exist_ok=True)
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(settings.home / "prompt-history")))
+    cwd = cwd.resolve()
+    registry = default_registry()
+    store = PromptHistory(history_path(settings.home, cwd))
+    prompt: PromptSession[str] = PromptSession(
+        history=ProjectHistory(store),
+        completer=InlineCompleter(cwd, registry.complete("")),
+        complete_while_typing=False,
+    )
 
     async def ask(request: PermissionRequest) -> Decision:
-        return await _ask_permission(prompt, console, request)
+        return await _ask_permission(prompt, console, cwd, request)
 
-    session = await open_session(settings, cwd, resume=resume, ask=ask)
+    async def reopen(source: ResumeSource | None, previous: Session) -> Session:
+        next_settings = previous.settings.model_copy(update={"model": previous.model})
+        return await open_session(next_settings, cwd, resume=source, ask=ask)
+
+    holder = SessionHolder(await open_session(settings, cwd, resume=resume, ask=ask), reopen)
     renderer = InlineRenderer(console)
-    console.print(f"[bold]agent-repl[/] · {escape(session.model)} · session {session.session_id[:8]} · /help for help")
+    session = holder.session
+    console.print(
+        f"[bold]agent-repl[/] · {escape(session.model)} · session {session.session_id[:8]} · /help for help"
+    )
+    if session.messages:
+        console.print(f"[dim]resumed {len(session.messages)} history entries[/]")
     pending = first_prompt
     try:
         while True:
@@ -137,25 +219,14 @@ async def run_inline(settings: Settings, cwd: Path, resume: ResumeSource | None,
             text, pending = pending.strip(), None
             if not text:
                 continue
-            if text in ("/exit", "/quit"):
-                break
-            if text == "/help":
-                console.print(HELP)
-            elif text == "/cost":
-                usage = session.usage_total
-                console.print(
-                    f"input {usage.input_tokens:,} · cache write {usage.cache_creation_input_tokens:,} · "
-                    f"cache read {usage.cache_read_input_tokens:,} · output {usage.output_tokens:,} · "
-                    f"${session.cost_total_usd:.4f}"
-                )
-            elif text == "/clear":
-                await close_session(session)
-                session = await open_session(settings, cwd, ask=ask)
-                console.print(f"[dim]new session {session.session_id[:8]}[/]")
-            elif text.startswith("/"):
-                console.print(f"[red]unknown command {escape(text.split()[0])}[/] (try /help)")
-            else:
-                await _run_one_turn(session, text, renderer)
+            if is_command(text):
+                result = await registry.run(text, CommandContext(holder, registry))
+                if isinstance(result, r.ExitRequest):
+                    break
+                console.print(render_result(result))
+                pending = await _follow_up(result, prompt)
+                continue
+            await _run_one_turn(holder.session, text, renderer)
     finally:
-        await close_session(session)
+        await close_session(holder.session)
     return 0

@@ -1,0 +1,222 @@
+"""The built-in slash commands (SPEC R4.2). Each returns data; the front ends draw it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_repl.commands.registry import Command, CommandContext, CommandRegistry
+from agent_repl.commands.results import (
+    CommandInfo,
+    CommandResult,
+    CompactDone,
+    ContextView,
+    CostReport,
+    ExitRequest,
+    HelpReport,
+    ModelReport,
+    ResumeChoices,
+    SessionSwitched,
+    SnipChoices,
+    SnipDone,
+    TextOutput,
+)
+
+KEYS = [
+    ("Enter", "send the message"),
+    ("Shift+Enter, Ctrl+J", "new line"),
+    ("Up / Down", "earlier prompts of this project"),
+    ("Tab", "complete a command or a file path (in an empty input: move to the conversation)"),
+    ("Shift+Tab / Tab", "move between tool blocks and dividers; Enter opens one, o opens a saved output"),
+    ("PageUp / PageDown", "scroll the conversation"),
+    ("Esc", "interrupt the running turn"),
+    ("Ctrl+C twice, Ctrl+D", "exit"),
+]
+
+
+async def help_command(ctx: CommandContext, args: str) -> CommandResult:
+    infos = [CommandInfo(f"/{c.name}", c.usage, c.summary) for c in ctx.registry.commands.values()]
+    return HelpReport(infos, KEYS)
+
+
+async def exit_command(ctx: CommandContext, args: str) -> CommandResult:
+    return ExitRequest()
+
+
+async def clear_command(ctx: CommandContext, args: str) -> CommandResult:
+    previous = ctx.session
+    path = _transcript_path(previous)
+    session = await ctx.holder.switch(None)
+    return SessionSwitched(
+        session.session_id, previous.session_id, path, len(session.messages), resumed=False
+    )
+
+
+def _transcript_path(session) -> str:
+    """The session's transcript when it has one on disk (a session that never got a message has none)."""
+    path = getattr(session.sink, "path", None)
+    return str(path) if path is not None and Path(path).is_file() else ""
+
+
+async def cost_command(ctx: CommandContext, args: str) -> CommandResult:
+    session = ctx.session
+    return CostReport(session.model, session.usage_total, session.cost_total_usd, session.request_count)
+
+
+def _set_window(ctx: CommandContext, model: str) -> int:
+    """Point the pipeline's window at the new model's (unless settings fix the window)."""
+    from agent_repl.context.thresholds import effective_window
+    from agent_repl.core.models import model_info
+
+    session = ctx.session
+    window = session.settings.context_window or model_info(model).context_window
+    config = getattr(getattr(session.projector, "state", None), "config", None)
+    if config is not None:
+        if hasattr(config, "context_window"):
+            config.context_window = window
+        config.effective_window = effective_window(window)
+    return window
+
+
+async def model_command(ctx: CommandContext, args: str) -> CommandResult:
+    from agent_repl.core.models import model_info
+
+    session = ctx.session
+    name = args.strip()
+    if not name:
+        window = session.settings.context_window or model_info(session.model).context_window
+        return ModelReport(session.model, None, window, [])
+    if any(ch.isspace() for ch in name):
+        return TextOutput(f"a model name has no spaces: {name!r}", level="error")
+    previous = session.model
+    session.model = name
+    window = _set_window(ctx, name)
+    return ModelReport(name, previous, window, [])
+
+
+async def resume_command(ctx: CommandContext, args: str) -> CommandResult:
+    from agent_repl.bootstrap import ResumeError, find_resume_source
+    from agent_repl.transcript.paths import project_dir
+    from agent_repl.transcript.sessions import list_sessions
+
+    session = ctx.session
+    target = args.strip()
+    if not target:
+        sessions = list_sessions(project_dir(session.settings.home, session.cwd))
+        return ResumeChoices([s for s in sessions if s.message_count > 0], session.session_id)
+    if target == session.session_id:
+        return TextOutput("that is the session you are in", level="warning")
+    try:
+        source = find_resume_source(session.settings, session.cwd, target, latest=False)
+    except ResumeError as exc:
+        return TextOutput(str(exc), level="error")
+    if source is None:
+        return TextOutput(f"no session {target!r}", level="error")
+    if source.owned and source.loaded.session_id == session.session_id:
+        return TextOutput("that is the session you are in", level="warning")
+    previous = session
+    path = _transcript_path(previous)
+    new = await ctx.holder.switch(source)
+    return SessionSwitched(
+        new.session_id,
+        previous.session_id,
+        path,
+        len(new.messages),
+        resumed=True,
+        warnings=list(source.loaded.warnings),
+    )
+
+
+async def context_command(ctx: CommandContext, args: str) -> CommandResult:
+    from agent_repl.context.report import build_context_report
+
+    return ContextView(build_context_report(ctx.session))
+
+
+def parse_snip_range(args: str) -> tuple[str, str | None] | None:
+    """`ID` or `ID..ID` (ids with or without `[id:` `]`, or uuids); None when malformed."""
+    text = args.strip()
+    if not text:
+        return None
+    start, dots, end = text.partition("..")
+    start, end = start.strip(), end.strip()
+    if not start or (dots and not end) or " " in start or " " in end:
+        return None
+    return start, (end or None)
+
+
+async def snip_command(ctx: CommandContext, args: str) -> CommandResult:
+    from agent_repl.context.pipeline import Pipeline
+    from agent_repl.context.snip import snip_messages, snippable_messages
+
+    session = ctx.session
+    pipeline = session.projector
+    if not isinstance(pipeline, Pipeline):
+        return TextOutput("/snip needs the context pipeline", level="error")
+    if not args.strip():
+        return SnipChoices(snippable_messages(session, pipeline))
+    parsed = parse_snip_range(args)
+    if parsed is None:
+        return TextOutput(
+            "usage: /snip ID or /snip ID..ID (the [id:...] tags shown on messages)", level="error"
+        )
+    result = await snip_messages(session, pipeline, parsed[0], parsed[1], source="user")
+    if result.is_error:
+        return TextOutput(result.user_text, level="error")
+    return SnipDone(result, result.user_text + " (still in your history, marked; gone from the model's view)")
+
+
+async def compact_command(ctx: CommandContext, args: str) -> CommandResult:
+    """Summarize the conversation now (the same path as autocompact, with the user's focus)."""
+    from agent_repl.core.events import CompactionFinished, ErrorEvent
+    from agent_repl.core.loop import compact_now
+
+    session = ctx.session
+    if session.context_guard is None:
+        return TextOutput("this session has no context pipeline to compact", level="error")
+    ok, before, after, error = False, 0, 0, ""
+    async for item in compact_now(session, "manual", args.strip() or None):
+        if isinstance(item, bool):
+            ok = item
+        elif isinstance(item, CompactionFinished):
+            before, after = item.tokens_before, item.tokens_after
+        elif isinstance(item, ErrorEvent):
+            error = item.message
+    if not ok:
+        return TextOutput(f"not compacted: {error or 'the compaction did not finish'}", level="error")
+    return CompactDone(before, after)
+
+
+async def uncompact_command(ctx: CommandContext, args: str) -> CommandResult:
+    from agent_repl.context.compact import undo_last_compaction
+    from agent_repl.context.pipeline import Pipeline
+
+    session = ctx.session
+    if not isinstance(session.projector, Pipeline):
+        return TextOutput("/uncompact needs the context pipeline", level="error")
+    ok, text = await undo_last_compaction(session, session.projector)
+    return TextOutput(text, level="info" if ok else "warning")
+
+
+def default_registry() -> CommandRegistry:
+    """The built-in commands, in the order /help lists them."""
+    registry = CommandRegistry()
+    for command in (
+        Command("help", "list commands and keys", help_command, aliases=("?",)),
+        Command("context", "where the context tokens go (no model call)", context_command),
+        Command("snip", "remove messages from the model's view", snip_command, usage="[ID | ID..ID]"),
+        Command("compact", "summarize the conversation so far", compact_command, usage="[instructions]"),
+        Command("uncompact", "undo the last compaction", uncompact_command),
+        Command(
+            "resume",
+            "continue another session of this project",
+            resume_command,
+            usage="[ID | PATH]",
+            completes="path",
+        ),
+        Command("clear", "start a new session (this one stays resumable)", clear_command, aliases=("new",)),
+        Command("model", "show or change the model", model_command, usage="[name]"),
+        Command("cost", "tokens and cost of this session", cost_command),
+        Command("exit", "leave", exit_command, aliases=("quit",)),
+    ):
+        registry.register(command)
+    return registry

@@ -1,0 +1,110 @@
+"""The slash-command registry: typed callables that take a context and return data.
+
+A front end parses the line, looks the command up here, awaits it and renders the result; it
+never reaches into the command's work, and a command never knows how it will be drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agent_repl.commands.results import CommandResult, TextOutput
+
+if TYPE_CHECKING:
+    from agent_repl.bootstrap import ResumeSource
+    from agent_repl.core.session import Session
+
+SessionOpener = Callable[["ResumeSource | None", "Session"], Awaitable["Session"]]
+
+
+class SessionHolder:
+    """Holds the current session and swaps it for a new or resumed one (/clear, /resume).
+
+    `opener(resume, previous)` opens the next session the way the front end opened the first
+    (same approval callback, the previous session's model); the old one is closed afterwards, so
+    its transcript stays complete and resumable.
+    """
+
+    def __init__(self, session: Session, opener: SessionOpener) -> None:
+        self.session = session
+        self._opener = opener
+
+    async def switch(self, resume: ResumeSource | None) -> Session:
+        from agent_repl.bootstrap import close_session
+
+        previous = self.session
+        self.session = await self._opener(resume, previous)
+        await close_session(previous)
+        return self.session
+
+
+@dataclass
+class CommandContext:
+    holder: SessionHolder
+    registry: CommandRegistry
+
+    @property
+    def session(self) -> Session:
+        return self.holder.session
+
+
+Handler = Callable[[CommandContext, str], Awaitable[CommandResult]]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    summary: str
+    handler: Handler
+    usage: str = ""
+    aliases: tuple[str, ...] = ()
+    # What the argument completes to in the input: "" (nothing) or "path".
+    completes: str = ""
+
+
+@dataclass
+class CommandRegistry:
+    commands: dict[str, Command] = field(default_factory=dict)
+    _aliases: dict[str, str] = field(default_factory=dict)
+
+    def register(self, command: Command) -> Command:
+        self.commands[command.name] = command
+        for alias in command.aliases:
+            self._aliases[alias] = command.name
+        return command
+
+    def get(self, name: str) -> Command | None:
+        name = name.lstrip("/").lower()
+        return self.commands.get(self._aliases.get(name, name))
+
+    def complete(self, prefix: str) -> list[str]:
+        """Command names (with their slash) that start with `prefix`, in registration order."""
+        stem = prefix.lstrip("/").lower()
+        return [f"/{name}" for name in self.commands if name.startswith(stem)]
+
+    async def run(self, line: str, ctx: CommandContext) -> CommandResult:
+        parsed = parse_command_line(line)
+        if parsed is None:
+            return TextOutput(f"not a command: {line!r}", level="error")
+        name, args = parsed
+        command = self.get(name)
+        if command is None:
+            return TextOutput(f"unknown command /{name} (try /help)", level="error")
+        return await command.handler(ctx, args)
+
+
+def parse_command_line(line: str) -> tuple[str, str] | None:
+    """`/name args...` -> (name, args); None for a line that is not a command (or a path like /etc)."""
+    text = line.strip()
+    if not text.startswith("/") or len(text) < 2:
+        return None
+    name, _, args = text[1:].partition(" ")
+    if "/" in name:
+        return None
+    return name.lower(), args.strip()
+
+
+def is_command(line: str) -> bool:
+    return parse_command_line(line) is not None

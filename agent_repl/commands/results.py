@@ -1,0 +1,114 @@
+"""What a slash command returns: plain data that each front end renders in its own way."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agent_repl.core.messages import Usage
+from agent_repl.transcript.sessions import SessionInfo
+
+Level = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class TextOutput:
+    text: str
+    level: Level = "info"
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    name: str
+    usage: str
+    summary: str
+
+
+@dataclass(frozen=True)
+class HelpReport:
+    commands: list[CommandInfo]
+    keys: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CostReport:
+    model: str
+    usage: Usage
+    cost_usd: float
+    requests: int
+
+
+@dataclass(frozen=True)
+class ModelReport:
+    model: str
+    previous: str | None
+    context_window: int
+    known: list[str]
+
+
+@dataclass(frozen=True)
+class ExitRequest:
+    pass
+
+
+@dataclass(frozen=True)
+class SessionSwitched:
+    """The host now holds another session (after /clear or /resume); the UI redraws its history."""
+
+    session_id: str
+    previous_id: str
+    previous_path: str
+    messages: int
+    resumed: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ResumeChoices:
+    """No argument to /resume: the sessions to pick from, newest first."""
+
+    sessions: list[SessionInfo]
+    current_id: str
+
+
+@dataclass(frozen=True)
+class ContextView:
+    """The /context report (an `agent_repl.context.report.ContextReport`)."""
+
+    report: Any
+
+
+@dataclass(frozen=True)
+class SnipChoices:
+    """No argument to /snip: the messages that may be snipped, oldest first."""
+
+    items: list[Any]
+
+
+@dataclass(frozen=True)
+class SnipDone:
+    result: Any
+    text: str
+
+
+@dataclass(frozen=True)
+class CompactDone:
+    """A manual compaction finished; the boundary and the summary are now in the history."""
+
+    tokens_before: int
+    tokens_after: int
+
+
+CommandResult = (
+    TextOutput
+    | HelpReport
+    | CostReport
+    | ModelReport
+    | ExitRequest
+    | SessionSwitched
+    | ResumeChoices
+    | ContextView
+    | SnipChoices
+    | SnipDone
+    | CompactDone
+)

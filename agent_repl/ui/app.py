@@ -1,0 +1,430 @@
+"""The full-screen app: composes the widgets and wires them to a session's event stream.
+
+Features live in the widgets (`ui/widgets`), the screens (`ui/screens`) and the command
+registry (`agent_repl.commands`); this file only routes keys, events and results between them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import Static
+
+from agent_repl.ui.launcher import Launcher, LaunchError, warm_sdk_in_background
+from agent_repl.ui.prompt_history import PromptHistory, history_path
+from agent_repl.ui.screens.permission import PermissionAsker
+from agent_repl.ui.widgets.conversation import DEFAULT_MAX_LINES, Conversation
+from agent_repl.ui.widgets.prompt_input import PromptInput
+from agent_repl.ui.widgets.status_line import StatusLine, WorkingIndicator
+from agent_repl.ui.widgets.tool_block import ToolBlock
+
+if TYPE_CHECKING:
+    from agent_repl.commands.registry import CommandRegistry, SessionHolder
+    from agent_repl.commands.results import CommandResult
+    from agent_repl.core.events import AgentEvent
+    from agent_repl.core.permissions import Decision, PermissionRequest
+    from agent_repl.core.session import Session
+
+# A second Ctrl+C within this many seconds exits.
+EXIT_PRESS_WINDOW = 2.0
+# Commands that change the session or its view are queued behind the running turn; others answer at once.
+NOT_DURING_A_TURN = {"clear", "resume", "snip", "model", "compact", "uncompact"}
+# Commands that can take a while show the working indicator.
+WORKING_LABELS = {
+    "compact": "Compacting",
+    "context": "Measuring the context",
+    "resume": "Loading the session",
+}
+
+
+class AgentApp(App[int]):
+    # Absolute, so subclasses elsewhere (benchmarks, tests) find it too.
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))
+    TITLE = "agent-repl"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("ctrl+c", "ctrl_c", "exit (twice)", priority=True, show=False),
+        Binding("ctrl+d", "quit", "exit", priority=True, show=False),
+        Binding("escape", "interrupt", "interrupt", show=False),
+    ]
+
+    class SessionReady(Message):
+        def __init__(self, session: Session) -> None:
+            super().__init__()
+            self.session = session
+
+    class AgentEventPosted(Message):
+        """One event of the running turn, as the loop yielded it."""
+
+        def __init__(self, event: AgentEvent) -> None:
+            super().__init__()
+            self.event = event
+
+    class TurnFinished(Message):
+        def __init__(self, reason: str) -> None:
+            super().__init__()
+            self.reason = reason
+
+    class PermissionAsked(Message):
+        def __init__(self, request: PermissionRequest) -> None:
+            super().__init__()
+            self.request = request
+
+    class CommandFinished(Message):
+        def __init__(self, line: str, result: CommandResult) -> None:
+            super().__init__()
+            self.line = line
+            self.result = result
+
+    def __init__(
+        self,
+        launcher: Launcher,
+        *,
+        first_prompt: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] | None = None,
+        animate: bool = True,
+        max_lines: int = DEFAULT_MAX_LINES,
+        warm_client: bool = True,
+    ) -> None:
+        super().__init__()
+        self.launcher = launcher
+        self.clock = clock
+        self.now = now
+        self.animate = animate
+        self.max_lines = max_lines
+        self.warm_client = warm_client
+        self.holder: SessionHolder | None = None
+        self.registry: CommandRegistry | None = None
+        self.pending: list[str] = [first_prompt] if first_prompt else []
+        self.turn_running = False
+        # A turn or a queued command is running: the next queued line waits for it.
+        self.busy = False
+        self._last_ctrl_c: float | None = None
+        self._sdk_ready: asyncio.Future | None = None
+        self.permission_asker = PermissionAsker(self, launcher.cwd, self._notify)
+        self._closed = False
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Conversation(max_lines=self.max_lines, id="conversation")
+        yield WorkingIndicator(self.clock, animate=self.animate, id="working")
+        yield Static("", id="hint")
+        yield PromptInput(cwd=self.launcher.cwd, commands=self._command_names, id="prompt")
+        yield StatusLine(id="status")
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.query_one(Conversation)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    @property
+    def working(self) -> WorkingIndicator:
+        return self.query_one(WorkingIndicator)
+
+    @property
+    def session(self) -> Session | None:
+        return self.holder.session if self.holder else None
+
+    def _command_names(self) -> list[str]:
+        return self.registry.complete("") if self.registry else []
+
+    async def _notify(self, text: str, level: str) -> None:
+        await self.conversation.add_notice(text, level)
+
+    def set_hint(self, text: str) -> None:
+        self.query_one("#hint", Static).update(text)
+
+    def on_mount(self) -> None:
+        self.prompt.focus()
+        self.status.refresh_line()
+        self.call_after_refresh(self._boot)
+
+    # -- starting and switching sessions -------------------------------------------------------
+
+    def _boot(self) -> None:
+        self.run_worker(self._open_first_session(), group="boot", exit_on_error=False)
+
+    async def _open_first_session(self) -> None:
+        from agent_repl.commands import SessionHolder, default_registry
+
+        try:
+            session = await self.launcher.open(self.ask_permission)
+        except LaunchError as exc:
+            self.exit(2, return_code=2, message=f"agent-repl: {exc}")
+            return
+        self.registry = default_registry()
+        self.holder = SessionHolder(session, self._reopen)
+        self.prompt.prompt_history = PromptHistory(history_path(session.settings.home, session.cwd)).load()
+        await self.show_session(session)
+        for notice in self.launcher.notices:
+            await self.conversation.add_notice(notice, "info")
+        if self.warm_client:
+            self._sdk_ready = warm_sdk_in_background()
+        self.post_message(self.SessionReady(session))
+        self._next_pending()
+
+    async def _reopen(self, resume, previous: Session) -> Session:
+        return await self.launcher.reopen(resume, previous, self.ask_permission)
+
+    async def show_session(self, session: Session) -> None:
+        from agent_repl.ui.history_view import ViewMarks
+        from agent_repl.ui.session_info import last_request_usage
+
+        state = session.projector.state  # type: ignore[attr-defined]
+        await self.conversation.load(session.messages, ViewMarks.from_state(state))
+        if not self.conversation.view.items:
+            await self.conversation.add_notice(
+                f"agent-repl in {session.cwd} · /help lists commands and keys · Enter sends, Ctrl+J adds a line, "
+                "Esc interrupts, Ctrl+C twice exits",
+                "info",
+            )
+        usage = last_request_usage(session.messages)
+        total = usage.total_input() if usage else 0
+        self.status.set_session(
+            model=session.model,
+            effective_window=state.config.effective_window,
+            context_tokens=usage.context_tokens() if usage else 0,
+            cost_usd=session.cost_total_usd,
+            session_label=session.session_id[:8],
+            cache_read_share=(usage.cache_read_input_tokens / total) if usage and total else None,
+        )
+
+    # -- input ---------------------------------------------------------------------------------
+
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        from agent_repl.commands.registry import parse_command_line
+
+        parsed = parse_command_line(event.text)
+        if parsed is not None and self.turn_running and self.registry is not None:
+            command = self.registry.get(parsed[0])
+            if command is None or command.name not in NOT_DURING_A_TURN:
+                self.run_command(event.text, queued=False)  # /cost, /context... answer at once
+                return
+        self.pending.append(event.text)
+        self._next_pending()
+
+    def on_prompt_input_page_requested(self, event: PromptInput.PageRequested) -> None:
+        if event.direction == "up":
+            self.conversation.scroll_page_up()
+        else:
+            self.conversation.scroll_page_down()
+
+    def on_prompt_input_completions_shown(self, event: PromptInput.CompletionsShown) -> None:
+        self.set_hint("  ".join(event.candidates[:20]) + (" …" if len(event.candidates) > 20 else ""))
+
+    def _next_pending(self) -> None:
+        """Start the next queued prompt or command when the session is free."""
+        from agent_repl.commands.registry import parse_command_line
+
+        if self.holder is None or self.busy or not self.pending:
+            if self.pending and self.holder is None:
+                self.set_hint(f"starting… {len(self.pending)} message(s) will be sent when ready")
+            elif self.pending:
+                self.set_hint(f"{len(self.pending)} queued")
+            return
+        text = self.pending.pop(0)
+        self.set_hint(f"{len(self.pending)} queued" if self.pending else "")
+        self.busy = True
+        if parse_command_line(text) is not None:
+            self.run_command(text)
+        else:
+            self.turn_running = True
+            self.run_turn(text)
+
+    @work(group="turn", exit_on_error=False)
+    async def run_turn(self, prompt: str) -> None:
+        session = self.session
+        assert session is not None
+        self.working.start("Working")
+        reason = "error"
+        try:
+            if self._sdk_ready is not None and not self._sdk_ready.done():
+                self.working.label = "Loading the API client"
+                await self._sdk_ready
+            async for event in session.run_turn(prompt):
+                self.post_message(self.AgentEventPosted(event))
+                if event.kind == "turn_ended":
+                    reason = event.reason
+        except Exception as exc:  # the loop reports API errors as events; this is a bug, shown, not fatal
+            await self.conversation.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")
+        finally:
+            self.post_message(self.TurnFinished(reason))
+
+    async def on_agent_app_agent_event_posted(self, message: AgentEventPosted) -> None:
+        session = self.session
+        if session is None:
+            return
+        await self.conversation.apply(message.event, session.messages)
+        self.status.apply(message.event, cost_usd=session.cost_total_usd)
+        self.working.apply(message.event)
+
+    async def on_agent_app_turn_finished(self, message: TurnFinished) -> None:
+        self.turn_running = False
+        self.busy = False
+        self.working.stop()
+        if self.session is not None:
+            await self.conversation.add_messages(self.session.messages)
+            self.refresh_marks()
+        self._next_pending()
+
+    def refresh_marks(self) -> None:
+        from agent_repl.ui.history_view import ViewMarks
+
+        if self.session is not None:
+            self.conversation.apply_marks(ViewMarks.from_state(self.session.projector.state))  # type: ignore[attr-defined]
+
+    # -- commands --------------------------------------------------------------------------------
+
+    @work(group="command", exit_on_error=False)
+    async def run_command(self, line: str, queued: bool = True) -> None:
+        try:
+            await self._run_command(line)
+        finally:
+            if queued:
+                self.busy = False
+                self._next_pending()
+
+    async def _run_command(self, line: str) -> None:
+        from agent_repl.commands.registry import CommandContext, parse_command_line
+
+        assert self.holder is not None and self.registry is not None
+        parsed = parse_command_line(line)
+        command = self.registry.get(parsed[0]) if parsed else None
+        label = WORKING_LABELS.get(command.name) if command else None
+        if label and not self.turn_running:
+            self.working.start(label)
+        try:
+            result = await self.registry.run(line, CommandContext(self.holder, self.registry))
+        except Exception as exc:
+            from agent_repl.commands.results import TextOutput
+
+            result = TextOutput(f"{line.split()[0]} failed: {type(exc).__name__}: {exc}", level="error")
+        finally:
+            if label and not self.turn_running:
+                self.working.stop()
+        await self.show_result(line, result)
+        self.post_message(self.CommandFinished(line, result))
+
+    async def show_result(self, line: str, result: CommandResult) -> None:
+        from agent_repl.commands import results as r
+        from agent_repl.ui.render import render_result
+        from agent_repl.ui.screens.pickers import ResumePicker, SnipPicker
+
+        command = line.split()[0]
+        if isinstance(result, r.ExitRequest):
+            await self.action_quit()
+            return
+        if isinstance(result, r.ResumeChoices):
+            picker = ResumePicker(result.sessions, result.current_id, now=self.now() if self.now else None)
+            self.push_screen(picker, callback=lambda path: self._pick("/resume", path))
+            return
+        if isinstance(result, r.SnipChoices):
+            if not result.items:
+                await self.conversation.add_output(command, render_result(result))
+                return
+            self.push_screen(SnipPicker(result.items), callback=lambda span: self._pick("/snip", span))
+            return
+        session = self.session
+        if isinstance(result, r.SessionSwitched) and session is not None:
+            await self.show_session(session)
+        elif session is not None:
+            # /snip, /compact and /uncompact change what the model sees, not the history: re-mark it.
+            await self.conversation.add_messages(session.messages)
+            self.refresh_marks()
+        if isinstance(result, r.CompactDone):
+            self.status.context_tokens = result.tokens_after
+            self.status.refresh_line()
+        if isinstance(result, r.ModelReport) and session is not None:
+            self.status.model = session.model
+            self.status.effective_window = session.projector.state.config.effective_window  # type: ignore[attr-defined]
+            self.status.refresh_line()
+        await self.conversation.add_output(
+            command, render_result(result, now=self.now() if self.now else None)
+        )
+
+    def _pick(self, command: str, argument: str | None) -> None:
+        if argument:
+            self.pending.append(f"{command} {argument}")
+            self._next_pending()
+        self.prompt.focus()
+
+    # -- permissions -----------------------------------------------------------------------------
+
+    async def ask_permission(self, request: PermissionRequest) -> Decision:
+        """The session's approval callback (see `PermissionAsker`)."""
+        self.post_message(self.PermissionAsked(request))
+        decision = await self.permission_asker.ask(request)
+        self.prompt.focus()
+        return decision
+
+    # -- keys --------------------------------------------------------------------------------------
+
+    def action_interrupt(self) -> None:
+        if self.turn_running and self.session is not None:
+            self.session.interrupt()
+            self.working.label = "Interrupting"
+            self.working.refresh_line()
+        else:
+            self.set_hint("")
+
+    async def action_ctrl_c(self) -> None:
+        now = self.clock()
+        if self._last_ctrl_c is not None and now - self._last_ctrl_c <= EXIT_PRESS_WINDOW:
+            await self.action_quit()
+            return
+        self._last_ctrl_c = now
+        if self.prompt.text:
+            self.prompt.load_text("")
+        self.set_hint("press Ctrl+C again to exit")
+        self.set_timer(EXIT_PRESS_WINDOW, lambda: self.set_hint(""))
+
+    async def action_quit(self) -> None:
+        await self.shutdown()
+        self.exit(0)
+
+    def on_tool_block_open_output(self, message: ToolBlock.OpenOutput) -> None:
+        from agent_repl.ui.screens.viewer import OutputViewer
+
+        self.push_screen(OutputViewer(message.path))
+
+    async def shutdown(self) -> None:
+        """Stop a running turn (the history stays valid), close the session and the launcher."""
+        if self._closed:
+            return
+        self._closed = True
+        self.permission_asker.cancel()
+        session = self.session
+        if session is not None and self.turn_running:
+            session.interrupt()
+            for worker in self.workers:
+                if worker.group == "turn":
+                    try:
+                        await asyncio.wait_for(worker.wait(), timeout=5)
+                    except Exception:
+                        worker.cancel()
+        if session is not None:
+            from agent_repl.bootstrap import close_session
+
+            await close_session(session)
+        self.launcher.close()
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()

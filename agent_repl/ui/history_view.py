@@ -1,0 +1,259 @@
+"""The history as the user sees it: display items built from `session.messages` (no UI library).
+
+Each item remembers the uuids of the entries it shows, so snip marks can be applied later; a
+tool call and its result are one item, as a tool_use and its tool_result always go together.
+Meta entries (environment context, reminders) are not shown. Entries are told apart by their
+`type` fields, not their classes, so the app can import this before pydantic is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agent_repl.context.ids import short_id
+from agent_repl.core.persisted_output import is_persisted_preview
+
+if TYPE_CHECKING:
+    from agent_repl.core.messages import (
+        AssistantMessage,
+        Message,
+        SystemMessage,
+        ToolResultBlock,
+        UserMessage,
+    )
+
+_SAVED_TO = re.compile(r"Output too large \(([^)]*)\)\. Full output saved to: (.+)")
+INTERRUPTION_PREFIX = "[Request interrupted by user"
+
+
+@dataclass
+class Item:
+    uuids: list[str]
+
+    @property
+    def key(self) -> str:
+        return self.uuids[0]
+
+    def lines(self) -> int:
+        return 2
+
+
+@dataclass
+class UserItem(Item):
+    text: str = ""
+
+    @property
+    def tag(self) -> str:
+        return short_id(self.uuids[0])
+
+    def lines(self) -> int:
+        return self.text.count("\n") + 3
+
+
+@dataclass
+class AssistantItem(Item):
+    text: str = ""
+
+    def lines(self) -> int:
+        return self.text.count("\n") + self.text.count("\n\n") + 2
+
+
+@dataclass
+class ToolItem(Item):
+    tool_use_id: str = ""
+    name: str = ""
+    input: dict[str, Any] = field(default_factory=dict)
+    result: str | None = None
+    is_error: bool = False
+    summary: str = ""
+    persisted_path: str | None = None
+    persisted_size: str | None = None
+
+    def lines(self) -> int:
+        return 2
+
+    def input_text(self, limit: int = 2_000) -> str:
+        if self.name == "Bash" and isinstance(self.input.get("command"), str):
+            return self.input["command"][:limit]
+        return json.dumps(self.input, ensure_ascii=False, indent=1)[:limit]
+
+    def headline(self, width: int = 90) -> str:
+        """`Name(main argument)` on one line."""
+        main = ""
+        for key in ("command", "file_path", "pattern", "path"):
+            if isinstance(self.input.get(key), str):
+                main = self.input[key]
+                break
+        if not main and self.input:
+            main = json.dumps(self.input, ensure_ascii=False)
+        main = " ".join(main.split())
+        if len(main) > width:
+            main = main[: width - 1] + "…"
+        return f"{self.name}({main})"
+
+    def set_result(self, message: UserMessage, block: ToolResultBlock) -> None:
+        self.uuids.append(message.uuid)
+        self.result = block.text()
+        self.is_error = block.is_error
+        structured = message.tool_use_result
+        if isinstance(structured, str):
+            self.summary = structured
+        if isinstance(structured, dict) and structured.get("persistedOutputPath"):
+            self.persisted_path = str(structured["persistedOutputPath"])
+            size = structured.get("persistedOutputSize")
+            self.persisted_size = _format_size(size) if isinstance(size, int) else None
+        if is_persisted_preview(self.result):
+            match = _SAVED_TO.search(self.result)
+            if match and self.persisted_path is None:
+                self.persisted_size, self.persisted_path = match.group(1), match.group(2).strip()
+            if not self.summary:
+                self.summary = "output too large for the context"
+        if not self.summary:
+            first = (self.result.strip().splitlines() or [""])[0]
+            self.summary = first[:120]
+
+
+@dataclass
+class CompactItem(Item):
+    trigger: str = "auto"
+    pre_tokens: int | None = None
+    summary: str | None = None
+
+    def lines(self) -> int:
+        return 3
+
+
+@dataclass
+class NoticeItem(Item):
+    text: str = ""
+    level: str = "info"
+
+    def lines(self) -> int:
+        return self.text.count("\n") + 2
+
+
+def _format_size(n_bytes: int) -> str:
+    from agent_repl.core.persisted_output import format_size
+
+    return format_size(n_bytes)
+
+
+def _system_notice(message: SystemMessage) -> NoticeItem:
+    text = message.content or message.subtype.replace("_", " ")
+    if message.subtype == "microcompact_boundary":
+        saved = message.metadata.get("tokensSaved")
+        text = "context microcompacted" + (f": {saved:,} tokens saved" if isinstance(saved, int) else "")
+    return NoticeItem([message.uuid], text=text, level=message.level)
+
+
+@dataclass
+class ViewMarks:
+    """What the model no longer sees as such: snipped entries, entries inside a committed collapse,
+    and compact boundaries taken back by /uncompact."""
+
+    snipped: set[str] = field(default_factory=set)
+    collapsed: set[str] = field(default_factory=set)
+    undone: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_state(cls, state: Any) -> ViewMarks:
+        collapse = getattr(state, "collapse", None)
+        compaction = getattr(state, "compaction", None)
+        return cls(
+            snipped=set(state.snip.snipped),
+            collapsed=set(collapse.owner) if collapse is not None else set(),
+            undone=set(compaction.undone) if compaction is not None else set(),
+        )
+
+    def mark_of(self, item: Item) -> str | None:
+        if any(uuid in self.snipped for uuid in item.uuids):
+            return "snipped"
+        if any(uuid in self.collapsed for uuid in item.uuids):
+            return "collapsed"
+        if isinstance(item, CompactItem) and item.key in self.undone:
+            return "undone"
+        return None
+
+
+class HistoryView:
+    """Builds items from history entries, incrementally: feed entries in order with `add`."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self._tools: dict[str, ToolItem] = {}
+        self._open_compact: CompactItem | None = None
+
+    def extend(self, messages: Iterable[Message]) -> list[Item]:
+        added: list[Item] = []
+        for message in messages:
+            item = self.add(message)
+            if item is not None:
+                added.append(item)
+        return added
+
+    def add(self, message: Message) -> Item | None:
+        """The new item this entry makes, or None when it joined an existing one or is not shown."""
+        item = self._item_for(message)
+        if item is not None:
+            self.items.append(item)
+        return item
+
+    def tool(self, tool_use_id: str) -> ToolItem | None:
+        return self._tools.get(tool_use_id)
+
+    def _item_for(self, message: Message) -> Item | None:
+        if message.type == "system":
+            self._open_compact = None
+            if message.subtype == "compact_boundary":
+                pre = message.metadata.get("preTokens")
+                item = CompactItem(
+                    [message.uuid],
+                    trigger=str(message.metadata.get("trigger", "auto")),
+                    pre_tokens=pre if isinstance(pre, int) else None,
+                )
+                self._open_compact = item
+                return item
+            return _system_notice(message)
+        if message.type == "assistant":
+            self._open_compact = None
+            return self._assistant(message)
+        return self._user(message)
+
+    def _assistant(self, message: AssistantMessage) -> Item | None:
+        for block in message.content:
+            if block.type == "tool_use":
+                item = ToolItem(
+                    [message.uuid], tool_use_id=block.id, name=block.name, input=dict(block.input)
+                )
+                self._tools[block.id] = item
+                return item
+            if block.type == "text" and block.text.strip():
+                return AssistantItem([message.uuid], text=block.text)
+        return None
+
+    def _user(self, message: UserMessage) -> Item | None:
+        if message.is_compact_summary:
+            if self._open_compact is not None and self._open_compact.summary is None:
+                self._open_compact.summary = message.text()
+                self._open_compact.uuids.append(message.uuid)
+                self._open_compact = None
+                return None
+            return NoticeItem([message.uuid], text=message.text(), level="info")
+        self._open_compact = None
+        if message.is_meta:
+            return None
+        results = message.tool_results()
+        if results:
+            for block in results:
+                tool = self._tools.get(block.tool_use_id)
+                if tool is not None:
+                    tool.set_result(message, block)
+            return None
+        text = message.text()
+        if text.startswith(INTERRUPTION_PREFIX):
+            return NoticeItem([message.uuid], text="interrupted", level="warning")
+        return UserItem([message.uuid], text=text)

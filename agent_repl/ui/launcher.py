@@ -1,0 +1,105 @@
+"""Opening sessions for a front end without making the user wait for imports.
+
+The first session needs settings, maybe the offline emulator, maybe a transcript to resume, and
+several heavy imports (pydantic models, tiktoken's encoding); all of that runs in a thread after
+the first paint, so the prompt is usable at once. The `anthropic` SDK is warmed the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from agent_repl.bootstrap import ResumeSource
+    from agent_repl.core.permissions import ApprovalCallback
+    from agent_repl.core.session import Session
+    from agent_repl.core.settings import Settings
+
+
+class LaunchError(Exception):
+    """The session cannot start (bad settings, a session to resume that does not exist...)."""
+
+
+class Launch(Protocol):
+    settings: Settings
+    resume: ResumeSource | None
+    notices: list[str]
+
+
+def warm_sdk() -> None:
+    """Import the API client library, so the first request does not wait for it."""
+    import anthropic  # noqa: F401
+
+
+def warm_sdk_in_background() -> asyncio.Future[None]:
+    """`warm_sdk` in a daemon thread (quitting never waits for it); the future is done when it is."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def run() -> None:
+        try:
+            warm_sdk()
+        finally:
+            try:
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+            except RuntimeError:
+                pass  # the app already closed its loop
+
+    threading.Thread(target=run, name="warm-anthropic-sdk", daemon=True).start()
+    return done
+
+
+def _warm_imports() -> None:
+    import agent_repl.bootstrap  # noqa: F401
+    import agent_repl.commands.builtin  # noqa: F401
+    import agent_repl.context.report  # noqa: F401
+    import agent_repl.context.snip  # noqa: F401
+    from agent_repl.core.tokens import cl100k_tokens
+
+    cl100k_tokens("load the encoding")
+
+
+class Launcher:
+    def __init__(self, cwd: Path, prepare: Callable[[ExitStack], Any]) -> None:
+        self.cwd = cwd
+        self._prepare = prepare
+        self._stack = ExitStack()
+        self.settings: Settings | None = None
+        self.notices: list[str] = []
+
+    @classmethod
+    def for_settings(cls, settings: Settings, cwd: Path, resume: ResumeSource | None = None) -> Launcher:
+        """A launcher for settings already made (tests, benchmarks)."""
+
+        class _Ready:
+            def __init__(self) -> None:
+                self.settings, self.resume, self.notices = settings, resume, []
+
+        return cls(cwd, lambda stack: _Ready())
+
+    def _prepare_in_thread(self) -> Any:
+        _warm_imports()
+        return self._prepare(self._stack)
+
+    async def open(self, ask: ApprovalCallback) -> Session:
+        launch = await asyncio.to_thread(self._prepare_in_thread)
+        from agent_repl.bootstrap import open_session
+
+        self.settings = launch.settings
+        self.notices = list(launch.notices)
+        return await open_session(launch.settings, self.cwd, resume=launch.resume, ask=ask)
+
+    async def reopen(self, resume: ResumeSource | None, previous: Session, ask: ApprovalCallback) -> Session:
+        """The next session (/clear, /resume), with the model the previous one ended on."""
+        from agent_repl.bootstrap import open_session
+
+        settings = previous.settings.model_copy(update={"model": previous.model})
+        return await open_session(settings, previous.cwd, resume=resume, ask=ask)
+
+    def close(self) -> None:
+        self._stack.close()

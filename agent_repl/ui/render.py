@@ -1,0 +1,279 @@
+"""Rich renderables for command results, shared by the Textual app and the inline REPL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from agent_repl.commands.results import (
+    CommandResult,
+    CompactDone,
+    ContextView,
+    CostReport,
+    ExitRequest,
+    HelpReport,
+    ModelReport,
+    ResumeChoices,
+    SessionSwitched,
+    SnipChoices,
+    SnipDone,
+    TextOutput,
+)
+from agent_repl.context.snip import SnippableMessage
+from agent_repl.core.persisted_output import format_size
+
+LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
+CATEGORY_STYLE = {
+    "System prompt": "#8a8a8a",
+    "Tools": "#6c9ef8",
+    "Memory and context": "#c678dd",
+    "Messages": "#e5c07b",
+    "Tool results": "#56b6c2",
+    "Persisted previews": "#98c379",
+    "Autocompact buffer": "#e06c75",
+    "Free space": "#3e4451",
+}
+GRID_COLUMNS = 20
+GRID_ROWS = 10
+
+
+def render_result(result: CommandResult, *, now: datetime | None = None) -> RenderableType:
+    if isinstance(result, TextOutput):
+        return Text(result.text, style=LEVEL_STYLE[result.level])
+    if isinstance(result, HelpReport):
+        return render_help(result)
+    if isinstance(result, CostReport):
+        return render_cost(result)
+    if isinstance(result, ModelReport):
+        if result.previous is None:
+            return Text(
+                f"model: {result.model} (context window {result.context_window:,} tokens); /model NAME to change"
+            )
+        return Text(
+            f"model: {result.previous} → {result.model} (context window {result.context_window:,} tokens)"
+        )
+    if isinstance(result, SessionSwitched):
+        verb = "resumed session" if result.resumed else "new session"
+        text = Text(f"{verb} {result.session_id[:8]} ({result.messages} messages)", style="bold")
+        if result.previous_path:
+            text.append(
+                f"\nthe previous one ({result.previous_id[:8]}) stays resumable: {result.previous_path}",
+                style="dim",
+            )
+        for warning in result.warnings:
+            text.append(f"\nwarning: {warning}", style="yellow")
+        return text
+    if isinstance(result, ContextView):
+        return render_context(result.report)
+    if isinstance(result, ResumeChoices):
+        return render_sessions(result, now=now)
+    if isinstance(result, SnipChoices):
+        return render_snippable(result.items)
+    if isinstance(result, SnipDone):
+        return Text(result.text)
+    if isinstance(result, CompactDone):
+        return Text(
+            f"compacted: ~{result.tokens_before:,} → ~{result.tokens_after:,} tokens in the model's view; "
+            "the summary is under the divider (Enter on it to expand), /uncompact takes it back"
+        )
+    if isinstance(result, ExitRequest):
+        return Text("bye")
+    return Text(repr(result))
+
+
+def render_help(report: HelpReport) -> RenderableType:
+    commands = Table.grid(padding=(0, 2))
+    commands.add_column(style="bold cyan", no_wrap=True)
+    commands.add_column()
+    for info in report.commands:
+        commands.add_row(f"{info.name} {info.usage}".strip(), info.summary)
+    keys = Table.grid(padding=(0, 2))
+    keys.add_column(style="bold", no_wrap=True)
+    keys.add_column()
+    for key, what in report.keys:
+        keys.add_row(key, what)
+    return Group(
+        Text("Commands", style="bold underline"),
+        commands,
+        Text(""),
+        Text("Keys", style="bold underline"),
+        keys,
+    )
+
+
+def render_cost(report: CostReport) -> RenderableType:
+    usage = report.usage
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim")
+    table.add_column(justify="right")
+    table.add_row("model", report.model)
+    table.add_row("requests", f"{report.requests:,}")
+    table.add_row("input", f"{usage.input_tokens:,}")
+    table.add_row("cache write", f"{usage.cache_creation_input_tokens:,}")
+    table.add_row("cache read", f"{usage.cache_read_input_tokens:,}")
+    table.add_row("output", f"{usage.output_tokens:,}")
+    table.add_row("cost", Text(f"${report.cost_usd:.4f}", style="bold"))
+    return table
+
+
+def context_cells(
+    categories: dict[str, int], window: int, cells: int = GRID_COLUMNS * GRID_ROWS
+) -> list[str]:
+    """The category of each square of the grid: each category gets its share, at least one square if used."""
+    if window <= 0:
+        return ["Free space"] * cells
+    counts = {
+        name: round(tokens / window * cells) for name, tokens in categories.items() if name != "Free space"
+    }
+    for name, tokens in categories.items():
+        if name != "Free space" and tokens > 0 and counts[name] == 0:
+            counts[name] = 1
+    result: list[str] = []
+    for name, count in counts.items():
+        result.extend([name] * count)
+    result = result[:cells]
+    return result + ["Free space"] * (cells - len(result))
+
+
+def _grid(categories: dict[str, int], window: int) -> Text:
+    cells = context_cells(categories, window)
+    text = Text()
+    for row in range(GRID_ROWS):
+        for column in range(GRID_COLUMNS):
+            name = cells[row * GRID_COLUMNS + column]
+            glyph = "□" if name == "Free space" else ("▨" if name == "Autocompact buffer" else "■")
+            text.append(glyph + " ", style=CATEGORY_STYLE.get(name, ""))
+        if row < GRID_ROWS - 1:
+            text.append("\n")
+    return text
+
+
+def _legend(report: Any) -> Table:
+    legend = Table.grid(padding=(0, 1))
+    legend.add_column(no_wrap=True)
+    legend.add_column(no_wrap=True)
+    legend.add_column(justify="right", no_wrap=True)
+    legend.add_column(justify="right", style="dim", no_wrap=True)
+    window = report.context_window or 1
+    for name, tokens in report.categories.items():
+        glyph = "□" if name == "Free space" else ("▨" if name == "Autocompact buffer" else "■")
+        legend.add_row(
+            Text(glyph, style=CATEGORY_STYLE.get(name, "")), name, f"{tokens:,}", f"{tokens / window:.1%}"
+        )
+    return legend
+
+
+def render_context(report: Any) -> RenderableType:
+    head = Text()
+    head.append("Context ", style="bold")
+    head.append(
+        f"{report.model} · {report.used_tokens:,} / {report.context_window:,} tokens ({report.used_share:.1%})"
+    )
+    head.append(
+        f" · {report.view_messages} of {report.history_messages} history entries in the model's view",
+        style="dim",
+    )
+    top = Table.grid(padding=(0, 3))
+    top.add_column(no_wrap=True)
+    top.add_column()
+    top.add_row(_grid(report.categories, report.context_window), _legend(report))
+    parts: list[RenderableType] = [head, Text(""), top]
+    if report.stages:
+        stages = Table(
+            title="What each pipeline stage did to the next request",
+            title_justify="left",
+            box=None,
+            header_style="bold",
+            pad_edge=False,
+        )
+        for column, justify in (
+            ("stage", "left"),
+            ("before", "right"),
+            ("after", "right"),
+            ("saved", "right"),
+            ("items", "right"),
+            ("detail", "left"),
+        ):
+            stages.add_column(column, justify=justify)  # type: ignore[arg-type]
+        for stage in report.stages:
+            saved = stage.tokens_before - stage.tokens_after
+            stages.add_row(
+                stage.stage,
+                f"{stage.tokens_before:,}",
+                f"{stage.tokens_after:,}",
+                f"{saved:,}" if saved else "·",
+                str(stage.items or "·"),
+                stage.detail,
+            )
+        parts += [Text(""), stages]
+    if report.largest:
+        largest = Table(
+            title="Largest entries in the view",
+            title_justify="left",
+            box=None,
+            header_style="bold",
+            pad_edge=False,
+        )
+        largest.add_column("id")
+        largest.add_column("role")
+        largest.add_column("tokens", justify="right")
+        largest.add_column("first line", overflow="ellipsis", no_wrap=True, max_width=70)
+        for item in report.largest:
+            largest.add_row(item.id or "·", item.role, f"{item.tokens:,}", item.first_line)
+        parts += [Text(""), largest]
+    return Group(*parts)
+
+
+def _ago(when: datetime | None, now: datetime) -> str:
+    if when is None:
+        return "?"
+    seconds = max(0, int((now - when).total_seconds()))
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return "just now"
+
+
+def session_row(info: Any, now: datetime) -> tuple[str, str, str, str, str]:
+    prompt = info.title or info.first_prompt or "(no prompt)"
+    return (
+        info.session_id[:8],
+        prompt[:60],
+        _ago(info.last_activity, now),
+        str(info.message_count),
+        format_size(info.size_bytes),
+    )
+
+
+def render_sessions(result: ResumeChoices, *, now: datetime | None = None) -> RenderableType:
+    now = now or datetime.now(UTC)
+    if not result.sessions:
+        return Text("no other sessions in this project", style="yellow")
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("#", "session", "first prompt", "last activity", "messages", "size"):
+        table.add_column(column)
+    for number, info in enumerate(result.sessions, 1):
+        marker = " (current)" if info.session_id == result.current_id else ""
+        row = session_row(info, now)
+        table.add_row(str(number), row[0] + marker, *row[1:])
+    return table
+
+
+def snippable_row(item: SnippableMessage) -> tuple[str, str, str, str]:
+    """(id, role, tokens, first line); entries without an `[id:]` tag show a dot."""
+    return item.id or "·", item.role, f"{item.tokens:,}", item.first_line
+
+
+def render_snippable(items: list[SnippableMessage]) -> RenderableType:
+    if not items:
+        return Text("nothing to snip", style="yellow")
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("id", "role", "tokens", "first line"):
+        table.add_column(column, no_wrap=column != "first line", overflow="ellipsis")
+    for item in items:
+        table.add_row(*snippable_row(item))
+    return table

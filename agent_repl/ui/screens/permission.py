@@ -1,0 +1,104 @@
+"""The Bash permission prompt: a keyboard-first modal (y once, a always, n or Esc deny)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from agent_repl.core.permissions import Decision, PermissionRequest
+
+
+class PermissionScreen(ModalScreen[Decision]):
+    BINDINGS = [
+        Binding("y", "decide('allow_once')", "allow once"),
+        Binding("a", "decide('allow_always')", "always allow"),
+        Binding("n", "decide('deny')", "deny"),
+        Binding("escape", "decide('deny')", "deny"),
+    ]
+
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__(classes="permission")
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        rule = request.always_rule()
+        prefix = rule[len(request.tool_name) + 1 : -1] if rule.endswith(")") else rule
+        with Vertical(id="permission-dialog"):
+            yield Static(Text(f"Allow {request.tool_name}?", style="bold"), id="permission-title")
+            yield Static(Text(request.key or "(no command)"), id="permission-command")
+            if request.description:
+                yield Static(Text(request.description, style="dim"), id="permission-description")
+            yield OptionList(
+                Option(Text.assemble(("y", "bold"), "  Yes, run it once"), id=Decision.ALLOW_ONCE.value),
+                Option(
+                    Text.assemble(
+                        ("a", "bold"), "  Yes, and always allow ", (prefix, "bold"), " in this project"
+                    ),
+                    id=Decision.ALLOW_ALWAYS.value,
+                ),
+                Option(Text.assemble(("n", "bold"), "  No (esc)"), id=Decision.DENY.value),
+                id="permission-options",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).highlighted = 0
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(Decision(event.option.id))
+
+    def action_decide(self, value: str) -> None:
+        self.dismiss(Decision(value))
+
+
+class PermissionAsker:
+    """Asks in the modal and saves an "always" answer to the project's settings file.
+
+    A file that cannot be updated is reported through `notify`; the rule then holds for this
+    session only (the policy keeps it in memory either way).
+    """
+
+    def __init__(self, app: App, cwd: Path, notify: Callable[[str, str], Awaitable[None]]) -> None:
+        self.app = app
+        self.cwd = cwd
+        self.notify = notify
+        self._pending: asyncio.Future[Decision] | None = None
+
+    async def ask(self, request: PermissionRequest) -> Decision:
+        from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
+
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self._pending = future
+
+        def answered(decision: Decision | None) -> None:
+            if not future.done():
+                future.set_result(decision or Decision.DENY)
+
+        self.app.push_screen(PermissionScreen(request), callback=answered)
+        decision = await future
+        self._pending = None
+        if decision is Decision.ALLOW_ALWAYS:
+            rule = request.always_rule()
+            try:
+                path = persist_allow_rule(self.cwd, rule)
+            except AllowRuleError as exc:
+                await self.notify(f"{rule} is allowed for this session only: {exc}", "error")
+            else:
+                await self.notify(f"always allowing {rule} (saved to {path})", "info")
+        return decision
+
+    def cancel(self) -> None:
+        """Deny the question still open (the app is closing)."""
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_result(Decision.DENY)

@@ -1,0 +1,292 @@
+"""The scrolling conversation: the whole history, with only a window of it mounted.
+
+Items for every history entry are kept as data (`HistoryView`); widgets exist only for the
+newest ~`max_lines` lines plus whatever the user scrolled back to. Reaching the top mounts the
+previous batch above (keeping the view still); new content while at the bottom unmounts the
+oldest widgets again, so memory follows what is mounted, not the length of the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from rich.console import RenderableType
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownStream
+
+from agent_repl.ui.history_view import (
+    AssistantItem,
+    CompactItem,
+    HistoryView,
+    Item,
+    NoticeItem,
+    ToolItem,
+    UserItem,
+    ViewMarks,
+)
+from agent_repl.ui.widgets.compact_divider import CompactDivider
+from agent_repl.ui.widgets.messages import (
+    AssistantMessageView,
+    CommandOutput,
+    NoticeView,
+    StreamingAnswerView,
+    UserMessageView,
+)
+from agent_repl.ui.widgets.tool_block import ToolBlock
+
+if TYPE_CHECKING:
+    from agent_repl.core.events import AgentEvent, AssistantMessageEvent
+    from agent_repl.core.messages import Message
+
+DEFAULT_MAX_LINES = 1_200
+SCROLL_BACK_LINES = 400
+
+
+def make_widget(item: Item) -> Widget:
+    if isinstance(item, UserItem):
+        return UserMessageView(item)
+    if isinstance(item, AssistantItem):
+        return AssistantMessageView(item)
+    if isinstance(item, ToolItem):
+        return ToolBlock(item)
+    if isinstance(item, CompactItem):
+        return CompactDivider(item)
+    assert isinstance(item, NoticeItem)
+    return NoticeView(item)
+
+
+def tail_start(items: list[Item], budget_lines: int) -> int:
+    """The index from which the newest items fit in `budget_lines` (at least the last one)."""
+    total, index = 0, len(items)
+    while index > 0 and (total + items[index - 1].lines() <= budget_lines or index == len(items)):
+        index -= 1
+        total += items[index].lines()
+    return index
+
+
+class Conversation(VerticalScroll):
+    def __init__(self, *, max_lines: int = DEFAULT_MAX_LINES, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.max_lines = max_lines
+        self.view = HistoryView()
+        # view.items[first:] are mounted (plus command outputs, which are not history items).
+        self.first = 0
+        self.widgets: dict[str, Widget] = {}
+        self.marks = ViewMarks()
+        self._seen: set[str] = set()
+        self._stream: MarkdownStream | None = None
+        self._stream_view: StreamingAnswerView | None = None
+        self._loading_older = False
+
+    # -- the whole history -------------------------------------------------------------
+
+    async def load(self, messages: list[Message], marks: ViewMarks | None = None) -> None:
+        """Show a session's history (a fresh start, a resume, /clear)."""
+        await self._end_stream()
+        await self.remove_children()
+        self.view = HistoryView()
+        self.widgets = {}
+        self.marks = marks or ViewMarks()
+        self._seen = {m.uuid for m in messages}
+        items = self.view.extend(messages)
+        self.first = tail_start(items, self.max_lines * 3 // 4)
+        await self.mount_all([self._widget_for(item) for item in items[self.first :]])
+        self.anchor()
+
+    def _widget_for(self, item: Item) -> Widget:
+        widget = make_widget(item)
+        self.widgets[item.key] = widget
+        mark = self.marks.mark_of(item)
+        if mark is not None:
+            widget.set_mark(mark)  # type: ignore[attr-defined]
+        return widget
+
+    @property
+    def mounted_items(self) -> list[Item]:
+        return self.view.items[self.first :]
+
+    def mounted_lines(self) -> int:
+        return sum(item.lines() for item in self.mounted_items)
+
+    async def add_messages(self, messages: Iterable[Message]) -> None:
+        """Show history entries not shown yet (entries the loop appended without an event)."""
+        for message in messages:
+            await self.add_message(message)
+
+    async def add_message(self, message: Message) -> Widget | None:
+        if message.uuid in self._seen:
+            return None
+        self._seen.add(message.uuid)
+        item = self.view.add(message)
+        if item is None:
+            self._refresh_tool_results(message)
+            return None
+        widget = self._widget_for(item)
+        await self.mount(widget)
+        self._prune()
+        return widget
+
+    def _refresh_tool_results(self, message: Message) -> None:
+        """A tool_result joined its call's item: redraw that block."""
+        if message.type != "user":
+            return
+        for block in message.tool_results():
+            tool = self.view.tool(block.tool_use_id)
+            widget = self.widgets.get(tool.key) if tool else None
+            if isinstance(widget, ToolBlock):
+                widget.refresh_item()
+
+    async def add_output(self, command: str, renderable: RenderableType) -> CommandOutput:
+        output = CommandOutput(command, renderable)
+        await self.mount(output)
+        self.anchor()
+        return output
+
+    async def add_notice(self, text: str, level: str = "info") -> NoticeView:
+        notice = NoticeView(NoticeItem(["notice"], text=text, level=level))
+        await self.mount(notice)
+        return notice
+
+    def apply_marks(self, marks: ViewMarks) -> None:
+        """Re-mark the mounted widgets (after /snip, /uncompact, a collapse commit)."""
+        self.marks = marks
+        for item in self.mounted_items:
+            widget = self.widgets.get(item.key)
+            if widget is not None:
+                widget.set_mark(marks.mark_of(item))  # type: ignore[attr-defined]
+
+    # -- a turn as it happens ------------------------------------------------------------
+
+    async def apply(self, event: AgentEvent, history: list[Message]) -> None:
+        """Show one event of the running turn (events are told apart by `kind`)."""
+        kind = event.kind
+        if kind == "turn_started":
+            started = event.message  # type: ignore[union-attr]
+            await self.add_messages(m for m in history if m.uuid not in self._seen and m.uuid != started.uuid)
+            await self.add_message(started)
+            self.anchor()
+        elif kind == "text_delta":
+            await self._stream_text(event.text)  # type: ignore[union-attr]
+        elif kind == "assistant_message":
+            await self._assistant(event)  # type: ignore[arg-type]
+        elif kind == "tool_progress":
+            tool = self.view.tool(event.tool_use_id)  # type: ignore[union-attr]
+            widget = self.widgets.get(tool.key) if tool else None
+            if isinstance(widget, ToolBlock):
+                widget.set_progress(event.text)  # type: ignore[union-attr]
+        elif kind == "tool_result":
+            await self._tool_result(event)
+        elif kind == "system_message":
+            await self._end_stream()
+            await self.add_message(event.message)  # type: ignore[union-attr]
+        elif kind == "request_retry":
+            await self.add_notice(f"retrying (attempt {event.attempt}) after: {event.error}", "warning")  # type: ignore[union-attr]
+        elif kind == "turn_ended":
+            await self._end_stream()
+            await self.add_messages(history)
+
+    async def _tool_result(self, event) -> None:
+        await self.add_message(event.message)
+        tool = self.view.tool(event.tool_use_id)
+        if tool is not None:
+            tool.summary = event.summary or tool.summary
+            tool.persisted_path = tool.persisted_path or event.persisted_path
+            widget = self.widgets.get(tool.key)
+            if isinstance(widget, ToolBlock):
+                widget.refresh_item()
+
+    async def _stream_text(self, text: str) -> None:
+        if self._stream is None:
+            view = StreamingAnswerView()
+            await self.mount(view)
+            self._stream_view = view
+            self._stream = Markdown.get_stream(view)
+        await self._stream.write(text)
+
+    async def _assistant(self, event: AssistantMessageEvent) -> None:
+        message = event.message
+        is_text = bool(message.content) and message.content[0].type == "text"
+        view = self._stream_view
+        await self._end_stream()
+        if is_text and view is not None and message.uuid not in self._seen:
+            # The finished reply takes the streamed one's place, as the lighter widget history uses.
+            item = self.view.add(message)
+            self._seen.add(message.uuid)
+            if isinstance(item, AssistantItem):
+                await self.mount(self._widget_for(item), after=view)
+            await view.remove()
+            self._prune()
+            return
+        if view is not None:
+            await view.remove()
+        await self.add_message(message)
+
+    async def _end_stream(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+        self._stream_view = None
+
+    @property
+    def streaming(self) -> bool:
+        return self._stream is not None
+
+    # -- keeping the mounted window small ------------------------------------------------
+
+    def _prune(self) -> None:
+        """At the bottom, unmount the oldest widgets once the mounted lines go over the limit."""
+        if self._loading_older or self.scroll_y < self.max_scroll_y - 1:
+            return
+        lines = self.mounted_lines()
+        if lines <= self.max_lines:
+            return
+        keep = self.max_lines * 3 // 4
+        doomed: list[Widget] = []
+        while self.first < len(self.view.items) - 1 and lines > keep:
+            item = self.view.items[self.first]
+            widget = self.widgets.pop(item.key, None)
+            if widget is not None:
+                doomed.append(widget)
+            lines -= item.lines()
+            self.first += 1
+        if doomed:
+            self.remove_children(doomed)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 1 and self.first > 0 and not self._loading_older:
+            self._loading_older = True
+            self.call_later(self.mount_older)
+        elif new_value >= self.max_scroll_y - 1 and self.first < len(self.view.items) - 1:
+            # Back at the bottom after reading old messages: unmount what is over the limit again.
+            self.call_later(self._prune)
+
+    async def mount_older(self, lines: int = SCROLL_BACK_LINES) -> int:
+        """Mount the batch of items just above the first mounted one; returns how many."""
+        try:
+            if self.first == 0:
+                return 0
+            start, total = self.first, 0
+            while start > 0 and (total < lines or start == self.first):
+                start -= 1
+                total += self.view.items[start].lines()
+            anchor_widget = self.widgets.get(self.view.items[self.first].key)
+            widgets = [self._widget_for(item) for item in self.view.items[start : self.first]]
+            self.first = start
+            self.release_anchor()
+            if anchor_widget is not None and anchor_widget.parent is self:
+                await self.mount_all(widgets, before=anchor_widget)
+                self.call_after_refresh(self._keep_still, anchor_widget, self.scroll_y)
+            else:
+                await self.mount_all(widgets, before=0)
+            return len(widgets)
+        finally:
+            self._loading_older = False
+
+    def _keep_still(self, anchor_widget: Widget, old_scroll_y: float) -> None:
+        """After mounting above, scroll by what was added so the text on screen does not jump."""
+        offset = anchor_widget.virtual_region.y
+        self.scroll_to(y=old_scroll_y + offset, animate=False, immediate=True)

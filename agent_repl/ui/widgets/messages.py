@@ -1,0 +1,88 @@
+"""One widget per kind of history item: the user's prompt, the assistant's markdown, notices,
+and the output of a slash command."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.markdown import Markdown as RichMarkdown
+from rich.text import Text
+from textual.widgets import Markdown, Static
+
+from agent_repl.ui.history_view import AssistantItem, NoticeItem, UserItem
+
+MARK_LABELS = {
+    "snipped": "✂ snipped from the model's view",
+    "collapsed": "⊟ collapsed into a summary in the model's view",
+}
+
+
+class UserMessageView(Static):
+    """The prompt as typed, with the `[id:…]` tag the user and the model use to name it."""
+
+    def __init__(self, item: UserItem) -> None:
+        super().__init__(classes="message user")
+        self.item = item
+        self.mark: str | None = None
+        self.update(self._render_item())
+
+    def _render_item(self) -> Text:
+        text = Text()
+        text.append("› ", style="bold")
+        text.append(self.item.text)
+        text.append(f"  [id:{self.item.tag}]", style="dim")
+        if self.mark:
+            text.append(f"  {MARK_LABELS[self.mark]}", style="yellow")
+        return text
+
+    def set_mark(self, mark: str | None) -> None:
+        if mark != self.mark:
+            self.mark = mark
+            self.set_class(mark == "snipped", "-snipped")
+            self.set_class(mark == "collapsed", "-in-collapse")
+            self.update(self._render_item())
+
+
+class AssistantMessageView(Static):
+    """A finished reply, as one widget drawing rich's markdown (long histories mount hundreds)."""
+
+    def __init__(self, item: AssistantItem) -> None:
+        super().__init__(RichMarkdown(item.text), classes="message assistant")
+        self.item = item
+        self.mark: str | None = None
+
+    @property
+    def source(self) -> str:
+        return self.item.text
+
+    def set_mark(self, mark: str | None) -> None:
+        if mark != self.mark:
+            self.mark = mark
+            self.set_class(mark == "snipped", "-snipped")
+            self.set_class(mark == "collapsed", "-in-collapse")
+            self.border_title = MARK_LABELS[mark] if mark else None
+
+
+class StreamingAnswerView(Markdown):
+    """The reply being streamed, fed through `Markdown.get_stream`; replaced by an
+    `AssistantMessageView` when its message is complete."""
+
+    def __init__(self) -> None:
+        super().__init__("", classes="message assistant streaming")
+
+
+class NoticeView(Static):
+    def __init__(self, item: NoticeItem) -> None:
+        super().__init__(Text(item.text), classes=f"notice -{item.level}")
+        self.item = item
+
+    def set_mark(self, mark: str | None) -> None:
+        self.set_class(mark == "snipped", "-snipped")
+
+
+class CommandOutput(Static):
+    """What a slash command returned, drawn by `agent_repl.ui.render`."""
+
+    def __init__(self, command: str, renderable: RenderableType) -> None:
+        super().__init__(renderable, classes="command-output")
+        self.command = command
+        self.border_title = command

@@ -1,0 +1,160 @@
+"""The status line (model, context used against the window, distance to autocompact, cache-read
+share of the last request, cost) and the working indicator shown while a turn runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.widgets import Static
+
+from agent_repl.context.thresholds import autocompact_threshold
+
+if TYPE_CHECKING:
+    from agent_repl.core.events import AgentEvent
+
+BAR_WIDTH = 16
+SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+def _short(tokens: int) -> str:
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}M"
+    if tokens >= 10_000:
+        return f"{tokens // 1000}k"
+    if tokens >= 1_000:
+        return f"{tokens / 1000:.1f}k"
+    return str(tokens)
+
+
+def context_bar(used: int, window: int, width: int = BAR_WIDTH) -> Text:
+    share = min(1.0, used / window) if window > 0 else 0.0
+    filled = round(share * width)
+    style = "green" if share < 0.6 else ("yellow" if share < 0.85 else "red")
+    bar = Text("▕", style="dim")
+    bar.append("█" * filled, style=style)
+    bar.append("░" * (width - filled), style="dim")
+    bar.append("▏", style="dim")
+    return bar
+
+
+class StatusLine(Static):
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.model = ""
+        self.context_tokens = 0
+        self.effective_window = 0
+        self.cache_read_share: float | None = None
+        self.cost_usd = 0.0
+        self.session_label = ""
+        self.note = ""
+
+    def set_session(
+        self,
+        *,
+        model: str,
+        effective_window: int,
+        context_tokens: int,
+        cost_usd: float,
+        session_label: str,
+        cache_read_share: float | None = None,
+    ) -> None:
+        self.model = model
+        self.effective_window = effective_window
+        self.context_tokens = context_tokens
+        self.cost_usd = cost_usd
+        self.session_label = session_label
+        self.cache_read_share = cache_read_share
+        self.refresh_line()
+
+    def apply(self, event: AgentEvent, *, cost_usd: float) -> None:
+        if event.kind == "context_projected":
+            self.context_tokens = event.estimated_tokens  # type: ignore[union-attr]
+        elif event.kind == "usage":
+            usage = event.usage  # type: ignore[union-attr]
+            total = usage.total_input()
+            self.cache_read_share = usage.cache_read_input_tokens / total if total else None
+            self.context_tokens = usage.context_tokens()
+            self.cost_usd = cost_usd
+        else:
+            return
+        self.refresh_line()
+
+    def refresh_line(self) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(self.model or "starting…", style="bold")
+        if self.effective_window:
+            share = self.context_tokens / self.effective_window
+            text.append("  ")
+            text.append_text(context_bar(self.context_tokens, self.effective_window))
+            text.append(f" {_short(self.context_tokens)}/{_short(self.effective_window)} ({share:.0%})")
+            to_compact = autocompact_threshold(self.effective_window) - self.context_tokens
+            text.append(
+                f"  {_short(max(0, to_compact))} to autocompact", style="dim" if to_compact > 0 else "red"
+            )
+        if self.cache_read_share is not None:
+            text.append(f"  cache read {self.cache_read_share:.0%}", style="dim")
+        text.append(f"  ${self.cost_usd:.4f}")
+        if self.session_label:
+            text.append(f"  {self.session_label}", style="dim")
+        if self.note:
+            text.append(f"  {self.note}", style="yellow")
+        self.update(text)
+
+
+class WorkingIndicator(Static):
+    """A spinner with elapsed time and tokens streamed; the clock is injected so tests can freeze it."""
+
+    def __init__(self, clock: Callable[[], float], *, animate: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.clock = clock
+        self.animate = animate
+        self.started_at: float | None = None
+        self.tokens = 0
+        self._completed = 0
+        self._streaming = 0
+        self.label = "Working"
+        self.display = False
+
+    def on_mount(self) -> None:
+        if self.animate:
+            self.set_interval(0.1, self.refresh_line)
+
+    def start(self, label: str = "Working") -> None:
+        self.started_at = self.clock()
+        self.tokens = self._completed = self._streaming = 0
+        self.label = label
+        self.display = True
+        self.refresh_line()
+
+    def stop(self) -> None:
+        self.started_at = None
+        self.display = False
+
+    def apply(self, event: AgentEvent) -> None:
+        kind = event.kind
+        if kind in ("turn_started", "compaction_finished"):
+            self.label = "Working"
+        elif kind == "compaction_started":
+            self.label = "Compacting the conversation"
+        elif kind == "text_delta":
+            self._streaming += max(1, len(event.text) // 4)  # type: ignore[union-attr]
+        elif kind == "usage":
+            # The exact count replaces the estimate once a response is complete.
+            self._completed += event.usage.output_tokens  # type: ignore[union-attr]
+            self._streaming = 0
+        else:
+            return
+        self.tokens = self._completed + self._streaming
+        self.refresh_line()
+
+    def refresh_line(self) -> None:
+        if self.started_at is None:
+            return
+        elapsed = max(0.0, self.clock() - self.started_at)
+        frame = SPINNER_FRAMES[int(elapsed * 10) % len(SPINNER_FRAMES)]
+        text = Text()
+        text.append(f"{frame} {self.label}… ", style="bold magenta")
+        text.append(f"{elapsed:.0f}s · ↓ {_short(self.tokens)} tokens · esc to interrupt", style="dim")
+        self.update(text)

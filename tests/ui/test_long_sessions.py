@@ -1,0 +1,63 @@
+"""Long sessions: only a window of the history is mounted, and everything is reachable by scrolling."""
+
+from __future__ import annotations
+
+from agent_repl.ui.app import AgentApp
+from agent_repl.ui.widgets.conversation import tail_start
+
+from .conftest import StaticLauncher, fixed_session
+from .helpers import assistant, long_history, names, user, wait_for
+
+
+def test_tail_start_keeps_the_newest_items_within_the_budget():
+    from agent_repl.ui.history_view import HistoryView
+
+    view = HistoryView()
+    items = view.extend(long_history(50))
+    start = tail_start(items, 60)
+    assert 0 < start < len(items)
+    assert sum(i.lines() for i in items[start:]) <= 60
+    assert tail_start(items[:1], 0) == 0  # the newest item is always shown
+
+
+async def test_a_long_resumed_session_mounts_a_window_and_scrolls_back_to_the_start(tmp_path):
+    history = long_history(300)
+    project = tmp_path / "p"
+    project.mkdir()
+    session = fixed_session(history, cwd=project, home=tmp_path / "home")
+    app = AgentApp(StaticLauncher(session), animate=False, warm_client=False, max_lines=150)
+    seen: list = []
+    async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        conversation = app.conversation
+        total = len(conversation.view.items)
+        assert total == 660  # 300 prompts, 300 answers, 60 tool calls
+        mounted = len(conversation.children)
+        assert 0 < mounted < 80 and conversation.first == total - mounted
+        assert conversation.mounted_lines() <= 150
+
+        # Scrolling to the top mounts older batches until the first message is there.
+        def scrolled_to_the_start() -> bool:
+            conversation.scroll_home(animate=False, immediate=True)
+            return conversation.first == 0
+
+        await wait_for(pilot, scrolled_to_the_start, what="the first message")
+        assert conversation.first == 0
+        assert len(conversation.children) == total
+        first_view = conversation.children[0]
+        assert first_view.item.text == "question number 0"
+
+        # Back at the bottom, the oldest widgets are unmounted again, and new content stays below.
+        def at_the_bottom_and_pruned() -> bool:
+            conversation.scroll_end(animate=False, immediate=True)
+            return conversation.mounted_lines() <= 150
+
+        await wait_for(pilot, at_the_bottom_and_pruned, what="pruning at the bottom")
+        session.messages.append(user("new-u", "a new question"))
+        await conversation.add_message(session.messages[-1])
+        session.messages.append(assistant("new-a", "A new answer.", message_id="new"))
+        await conversation.add_message(session.messages[-1])
+        await pilot.pause()
+        assert conversation.mounted_lines() <= 150
+        assert len(conversation.children) < 80
+        assert conversation.children[-1].item.text == "A new answer."

@@ -1,0 +1,111 @@
+"""End to end in a real terminal: `agent-repl` in tmux on the emulator; type, see, /context, exit."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def _tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10).stdout
+
+
+def _screen(name: str) -> str:
+    return _tmux("capture-pane", "-p", "-t", name)
+
+
+def _wait_for_text(name: str, text: str, timeout: float = 30.0) -> str:
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = _screen(name)
+        if text in screen:
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
+
+
+def _start(server, home: Path, project: Path, *args: str) -> str:
+    name = f"agent-repl-e2e-{uuid.uuid4().hex[:8]}"
+    env = {
+        "ANTHROPIC_BASE_URL": server.base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-tmux",
+        "AGENT_REPL_HOME": str(home),
+        "TERM": "xterm-256color",
+        "PYTHONUNBUFFERED": "1",
+    }
+    command = " ".join(
+        [
+            "env",
+            *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+            shlex.quote(sys.executable),
+            "-m",
+            "agent_repl",
+            *args,
+        ]
+    )
+    script = f"{command}; echo AGENT-REPL-EXIT=$?; sleep 30"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", str(project), script],
+        check=True,
+        timeout=10,
+    )
+    return name
+
+
+def _type(name: str, text: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", name, "-l", text], check=True, timeout=10)
+    subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True, timeout=10)
+
+
+def test_type_a_prompt_see_the_answer_run_context_and_exit(emulator, project: Path, home: Path):
+    server = emulator([{"text": "The answer is **forty-two**."}])
+    name = _start(server, home, project)
+    try:
+        _wait_for_text(name, "claude-sonnet")  # the status line: the app is up
+        _wait_for_text(name, "/help lists commands")  # the session is open
+        _type(name, "what is the answer?")
+        screen = _wait_for_text(name, "forty-two")
+        assert "› what is the answer?" in screen
+
+        _type(name, "/context")
+        screen = _wait_for_text(name, "Free space")
+        assert "Largest entries in the view" in screen
+
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-d"], check=True, timeout=10)
+        _wait_for_text(name, "AGENT-REPL-EXIT=0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
+
+    [transcript] = sorted((home / "projects").glob("*/*.jsonl"))
+    records = [json.loads(line) for line in transcript.read_text().splitlines()]
+    texts = [r["message"]["content"] for r in records if r.get("type") in ("user", "assistant")]
+    assert "what is the answer?" in texts
+    assert any(isinstance(t, list) and t[0].get("text") == "The answer is **forty-two**." for t in texts)
+
+
+def test_the_inline_repl_answers_runs_commands_and_exits(emulator, project: Path, home: Path):
+    server = emulator([{"text": "Inline answer here."}])
+    name = _start(server, home, project, "--inline")
+    try:
+        _wait_for_text(name, "/help for help")
+        _type(name, "hello inline")
+        _wait_for_text(name, "Inline answer here.")
+        _type(name, "/cost")
+        _wait_for_text(name, "cache read")
+        _type(name, "/context")
+        _wait_for_text(name, "Free space")
+        _type(name, "/exit")
+        _wait_for_text(name, "AGENT-REPL-EXIT=0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
