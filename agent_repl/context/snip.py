@@ -178,9 +178,15 @@ def _unknown_id(ref: str, state: PipelineState) -> SnipError:
 
 
 def plan_snip(
-    view: list[Message], state: PipelineState, start_id: str, end_id: str | None = None
+    view: list[Message],
+    state: PipelineState,
+    start_id: str,
+    end_id: str | None = None,
+    *,
+    between_turns: bool = False,
 ) -> SnipPlan | SnipError:
-    """Decide what a snip of `start_id` (through `end_id`, inclusive, in view order) removes."""
+    """Decide what a snip of `start_id` (through `end_id`, inclusive, in view order) removes.
+    `between_turns`: no turn is running (a user's /snip), so the latest turn may go too."""
     start = resolve_ref(view, start_id)
     if start is None:
         return _unknown_id(start_id, state)
@@ -196,7 +202,7 @@ def plan_snip(
             "Pass the earlier message as start_id.",
             "the end of the range comes before its start",
         )
-    turn = current_turn_start(view)
+    turn = len(view) if between_turns else current_turn_start(view)
     current_turn = SnipError(
         "That would remove part of the current turn (the user's latest request and what followed it), "
         "which is still in use. Only earlier messages can be snipped.",
@@ -397,7 +403,8 @@ async def snip_messages(
 ) -> SnipResult:
     """Snip by `[id:]` against the view the next request would send; the record is written at once."""
     view = pipeline.project(session.messages, dry_run=True).view
-    plan = plan_snip(view, pipeline.state, start_id, end_id)
+    # The model snips mid-turn; the user snips between turns, when the latest turn is finished.
+    plan = plan_snip(view, pipeline.state, start_id, end_id, between_turns=source == "user")
     if isinstance(plan, SnipError):
         return SnipResult(error=plan)
     record = apply_snip(pipeline.state, plan, source, reason)
@@ -430,7 +437,7 @@ def _first_line(message: Message, tool_names: dict[str, str]) -> str:
 
 
 def snippable_messages(session: SnipSession, pipeline: Pipeline) -> list[SnippableMessage]:
-    """The entries of the next request's view that a snip may name: everything before the current turn."""
+    """The entries of the next request's view the user may snip between turns."""
     view = pipeline.project(session.messages, dry_run=True).view
     names = {use.id: use.name for m in view if isinstance(m, AssistantMessage) for use in m.tool_uses()}
     return [
@@ -441,7 +448,7 @@ def snippable_messages(session: SnipSession, pipeline: Pipeline) -> list[Snippab
             tokens=estimate_message(message, pipeline.state),
             first_line=_first_line(message, names),
         )
-        for message in view[: current_turn_start(view)]
+        for message in view
         if not isinstance(message, SystemMessage)
     ]
 

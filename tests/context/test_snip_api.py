@@ -57,7 +57,8 @@ async def test_snip_messages_writes_the_record_and_the_next_view_lacks_the_span(
 async def test_a_refused_snip_writes_nothing():
     session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
     before = wire_text(pipeline, session)
-    done = await snip_messages(session, pipeline, short_id(session.messages[10].uuid))
+    # The model snips mid-turn, so its own turn is off limits.
+    done = await snip_messages(session, pipeline, short_id(session.messages[10].uuid), source="model")
     assert done.is_error and done.user_text == "Nothing snipped: cannot snip the current turn"
     assert session.records == [] and pipeline.state.snip.snipped == set()
     assert wire_text(pipeline, session) == before
@@ -99,8 +100,9 @@ def test_the_picker_lists_what_may_be_snipped_with_ids_sizes_and_first_lines():
     session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
     items = snippable_messages(session, pipeline)
     view = session.messages
-    # Everything before the current turn but the system note; only user entries carry a short id.
-    assert [item.uuid for item in items] == [view[i].uuid for i in (0, 1, 2, 3, 4, 5, 7)]
+    # Between turns the user may snip anything but the system note, the latest turn included;
+    # only user entries carry a short id.
+    assert [item.uuid for item in items] == [view[i].uuid for i in (0, 1, 2, 3, 4, 5, 7, 8, 9, 10)]
     assert [item.id for item in items] == [
         "",
         short_id(view[1].uuid),
@@ -109,6 +111,9 @@ def test_the_picker_lists_what_may_be_snipped_with_ids_sizes_and_first_lines():
         "",
         short_id(view[5].uuid),
         "",
+        short_id(view[8].uuid),
+        "",
+        short_id(view[10].uuid),
     ]
     assert [item.role for item in items] == [
         "user",
@@ -118,8 +123,19 @@ def test_the_picker_lists_what_may_be_snipped_with_ids_sizes_and_first_lines():
         "assistant",
         "user",
         "assistant",
+        "user",
+        "assistant",
+        "user",
     ]
     assert items[2].first_line == 'Read {"file_path": "/src/a.py"}'
     assert items[3].first_line.startswith("Read result: alpha beta") and len(items[3].first_line) <= 100
     assert items[3].tokens > items[5].tokens > 0
     assert items[6].first_line == "Both read."
+
+
+async def test_between_turns_the_user_may_snip_the_latest_turn():
+    session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
+    done = await snip_messages(session, pipeline, short_id(session.messages[10].uuid))
+    assert not done.is_error
+    # The call goes with its result.
+    assert set(done.record.uuids) == {session.messages[9].uuid, session.messages[10].uuid}
