@@ -41,10 +41,11 @@ KEPT_TAIL_MAX_TOKENS = 40_000
 
 
 def extraction_thresholds(autocompact_at: int) -> tuple[int, int]:
-    """(first extraction after, then every) tokens of growth: 10K and 20K, smaller in a small
-    window so the notes are refreshed at least a couple of times before each compaction."""
-    every = min(20_000, max(1_000, autocompact_at // 3))
-    return min(10_000, every), every
+    """(first extraction after, then every) tokens of growth. The notes only serve session-memory
+    compaction, so the first waits until the conversation is halfway to it and later ones come
+    every quarter of the way: a session that never nears the window pays for none."""
+    every = max(1_000, autocompact_at // 4)
+    return max(1_000, autocompact_at // 2), every
 
 
 class MemoryExtractionError(Exception):

@@ -42,7 +42,10 @@ class PipelineConfig:
     api_clear_trigger_tokens: int = 100_000
     api_clear_keep_tool_uses: int = 5
     # Automatic snip (R3.3.2): only over this share of the effective window.
-    auto_snip_threshold: float = 0.75
+    # Every automatic snip rewrites the cached prefix from the snip point, which costs about what a
+    # compaction does, so it runs only past the autocompact threshold (0.928 of a 180K effective
+    # window): when a single turn jumps over it, or when nothing else manages the context.
+    auto_snip_threshold: float = 0.95
     context_window: int = 200_000
     effective_window: int = 180_000
     # cl100k tokens of the system prompt and tool definitions (the usage covers them after the
