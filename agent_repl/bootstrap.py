@@ -102,7 +102,9 @@ async def open_session(
     resume: ResumeSource | None = None,
     ask: ApprovalCallback | None = None,
     clock: Callable[[], datetime] = utc_now,
+    tools: list[Tool] | None = None,
 ) -> Session:
+    """`tools` replaces the built-in tools (the replay benchmark passes tools that return recorded output)."""
     cwd = cwd.resolve()
     history: list[Message] = []
     if resume is not None and resume.owned:
@@ -120,7 +122,7 @@ async def open_session(
         # Fork: copy the foreign history into a file of our own, so it is ours from here on.
         await writer.append_history(history)
         history = [m.model_copy(update={"session_id": session_id}) for m in history]
-    tools = builtin_tools()
+    tools = builtin_tools() if tools is None else sorted(tools, key=lambda tool: tool.name)
     pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir)
     pipeline.state.clock = clock
     if resume is not None:

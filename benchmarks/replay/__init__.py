@@ -1,0 +1,1 @@
+"""Replaying real agent trajectories through agent-repl and its peers' strategies (see README.md)."""

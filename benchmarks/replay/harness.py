@@ -1,0 +1,244 @@
+"""One replay: a trajectory, a strategy and a window, run through the real session and loop.
+
+The emulator is the model (the script policy answers with the trajectory's steps, the summary
+policy answers compaction requests extractively) and the meter. The session is the one
+`open_session` builds, with replay tools instead of ours, then configured by the strategy. Each
+turn sends the trajectory's user messages; between turns the harness waits for background work
+(session memory) to finish, as a person typing the next prompt would. A turn that ends in an
+error (a prompt too long that nothing recovered) stops the run there: the rest of the script
+would no longer line up with the conversation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import shutil
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agent_repl.bootstrap import close_session, open_session
+from agent_repl.core.events import TurnEnded
+from agent_repl.core.messages import UserMessage
+from agent_repl.core.settings import load_settings
+from agent_repl.emulator.policies import PolicyRequest, Reply, ScriptPolicy
+from agent_repl.emulator.policies.summary import request_kind
+from agent_repl.emulator.server import EmulatorServer
+from benchmarks.replay.metrics import (
+    RunResult,
+    cache_read_share,
+    cost_units,
+    is_prefix_rewrite,
+    retention,
+    usage_input,
+    view_text,
+)
+from benchmarks.replay.replay_tools import replay_tools
+from benchmarks.replay.stages import DropOldestRounds
+from benchmarks.replay.strategies import PeerGuard, Strategy
+from benchmarks.replay.trajectory import Trajectory
+
+
+class WatchingPolicy(ScriptPolicy):
+    """The script policy, noting each request's kind and the last main request as the model saw it."""
+
+    def __init__(self, scenario: dict[str, Any]) -> None:
+        super().__init__(scenario)
+        self.kinds: dict[int, str] = {}
+        self.last_main_body: dict[str, Any] | None = None
+
+    def reply(self, request: PolicyRequest) -> Reply:
+        kind = request_kind(request.body) or "main"
+        self.kinds[request.request_index] = kind
+        if kind == "main":
+            self.last_main_body = request.body
+        return super().reply(request)
+
+
+class ProjectionTimer:
+    """Wraps the projector: CPU time of this thread (the emulator runs in another) per real projection."""
+
+    def __init__(self, projector: Any) -> None:
+        self.projector = projector
+        self.seconds = 0.0
+        self.count = 0
+        self._project = projector.project
+        projector.project = self.project
+
+    def project(self, history: list[Any], *, dry_run: bool = False) -> Any:
+        if dry_run:
+            return self._project(history, dry_run=True)
+        started = time.thread_time()
+        try:
+            return self._project(history)
+        finally:
+            self.seconds += time.thread_time() - started
+            self.count += 1
+
+
+@contextmanager
+def seeded_uuids(seed: str) -> Iterator[None]:
+    """uuid4 from a generator seeded by the run, for agent-repl's own calls, so message ids (and
+    so the `[id:]` tags the model sees and the tokenizer counts), the session id and its paths
+    repeat from run to run. Other callers (the SDK, lazy imports, the emulator's thread) keep
+    the real uuid4: how often they draw is not the same from run to run."""
+    rng = random.Random(hashlib.sha256(seed.encode()).digest())
+    original = uuid.uuid4
+
+    def uuid4() -> uuid.UUID:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith("agent_repl."):
+            return uuid.UUID(int=rng.getrandbits(128), version=4)
+        return original()
+
+    uuid.uuid4 = uuid4  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        uuid.uuid4 = original  # type: ignore[assignment]
+
+
+def project_dir() -> Path:
+    """The same working directory for every run, so every run has the same system prompt."""
+    path = Path(tempfile.gettempdir()) / "agent-repl-replay" / "project"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+async def run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> RunResult:
+    with seeded_uuids(f"{trajectory.name}/{strategy.name}/{window}"):
+        return await _run_one(trajectory, strategy, window)
+
+
+async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> RunResult:
+    started = time.perf_counter()
+    scenario = trajectory.scenario()
+    policy = WatchingPolicy(scenario)
+    server = EmulatorServer(policy=policy, context_window=window)
+    server.start()
+    home = Path(tempfile.gettempdir()) / "agent-repl-replay" / f"home-{uuid.uuid4().hex[:8]}"
+    cwd = project_dir()
+    env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "replay"}
+    settings = load_settings(cwd=cwd, env=env, overrides={"skip_permissions": True, "context_window": window})
+    result = RunResult(trajectory.name, strategy.name, window, trajectory.request_count)
+    session = await open_session(settings, cwd, tools=replay_tools(trajectory, scenario))
+    handle = strategy.configure(session)
+    timer = ProjectionTimer(session.projector)
+    users_sent: list[str] = []
+    typed = set(trajectory.typed_user_messages())
+    expected_steps = 0
+    try:
+        for turn in trajectory.turns:
+            await session.ensure_started()
+            for extra in turn.user[:-1]:
+                await session.append(UserMessage(content=extra.text, is_meta=extra.is_meta))
+            prompt = turn.user[-1].text if turn.user else "Continue."
+            users_sent += [u.text for u in turn.user if u.text in typed]
+            ended = [e async for e in session.run_turn(prompt) if isinstance(e, TurnEnded)]
+            expected_steps += len(turn.steps)
+            reason = ended[-1].reason if ended else "no end"
+            if reason != "completed" or policy.cursor != expected_steps:
+                # A refused request, or a reply the window cut short: the script no longer lines up.
+                result.stopped_at = sum(1 for k in policy.kinds.values() if k == "main") + 1
+                why = "a reply was cut at the window's edge" if reason == "completed" else f"the turn ended: {reason}"
+                result.stop_reason = f"{why} (script step {policy.cursor} of {expected_steps})"
+                break
+            if session.memory is not None:
+                await session.memory.wait_for_extraction(timeout=120)
+        _collect(result, server, policy, session, handle, timer, trajectory, users_sent)
+    finally:
+        await close_session(session)
+        server.stop()
+        result.records = record_counts(home)
+        shutil.rmtree(home, ignore_errors=True)
+    result.wall_seconds = time.perf_counter() - started
+    return result
+
+
+def _collect(
+    result: RunResult,
+    server: EmulatorServer,
+    policy: WatchingPolicy,
+    session: Any,
+    handle: Any,
+    timer: ProjectionTimer,
+    trajectory: Trajectory,
+    users_sent: list[str],
+) -> None:
+    for exchange in server.recordings.messages:
+        if exchange.status == 400 and "prompt is too long" in json.dumps(exchange.response_body):
+            result.overflow_errors += 1
+            continue
+        if exchange.status != 200 or exchange.usage is None or exchange.request_index is None:
+            continue
+        kind = policy.kinds.get(exchange.request_index, "main")
+        tokens = usage_input(exchange.usage)
+        output = int(exchange.usage.get("output_tokens") or 0)
+        result.output_by_kind[kind] = result.output_by_kind.get(kind, 0) + output
+        result.peak_input = max(result.peak_input, tokens)
+        if kind == "main":
+            result.main_requests += 1
+            result.input_series.append(tokens)
+            result.prefix_rewrites += result.main_requests > 1 and is_prefix_rewrite(exchange.usage)
+        elif kind == "summary":
+            result.summary_calls += 1
+        else:
+            result.memory_calls += 1
+    totals = server.engine.usage_totals()
+    spec = server.engine.resolve(session.model)
+    result.totals = {k: v for k, v in totals.items() if k != "by_model"}
+    result.cost_units = cost_units(totals, spec)
+    result.cache_read_share = cache_read_share(totals)
+    result.compactions = _compactions(session, handle)
+    if isinstance(handle, PeerGuard) and handle.errors:
+        result.records["compaction-error"] = len(handle.errors)
+        result.stop_reason = result.stop_reason or handle.errors[0]
+    result.estimate_errors = list(session.projector.state.tokens.errors)
+    result.pipeline_cpu_seconds, result.projections = timer.seconds, timer.count
+    final_view = view_text((policy.last_main_body or {}).get("messages", []))
+    result.users_kept, result.users_total = retention(users_sent, final_view)
+    steps_done = result.main_requests
+    files = _files_touched(trajectory, steps_done)
+    result.files_kept, result.files_total = retention(files, final_view)
+
+
+def record_counts(home: Path) -> dict[str, int]:
+    """Side records (not messages) in the session's transcript, by type."""
+    counts: dict[str, int] = {}
+    for path in home.glob("projects/*/*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            kind = json.loads(line).get("type", "") if line.strip() else ""
+            if kind not in ("user", "assistant", "system", "message", ""):
+                counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def _compactions(session: Any, handle: Any) -> int:
+    if isinstance(handle, PeerGuard):
+        return handle.compactions
+    if isinstance(handle, DropOldestRounds):
+        return handle.drops
+    undone = session.projector.state.compaction.undone
+    return sum(
+        1
+        for m in session.messages
+        if m.type == "system" and getattr(m, "subtype", "") == "compact_boundary" and m.uuid not in undone
+    )
+
+
+def _files_touched(trajectory: Trajectory, steps_done: int) -> list[str]:
+    """Paths the calls of the first `steps_done` steps named (all of them for a finished run)."""
+    partial = trajectory.model_copy(deep=True)
+    remaining = steps_done
+    for turn in partial.turns:
+        kept = turn.steps[:remaining]
+        remaining -= len(kept)
+        turn.steps = kept
+    return partial.touched_files()

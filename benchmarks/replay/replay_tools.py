@@ -1,0 +1,94 @@
+"""The replay tool executor: tools named like ours whose `run` returns the recorded output.
+
+Nothing is executed. Each recorded call is looked up by the tool_use id the emulator's script
+policy gives it (derived from the scenario, the step and the call's position, so a retried
+request gets the same id), and the tool returns exactly what was recorded, so every run of a
+trajectory sees the same bytes. `Bash`, `Read`, `Grep` and `Glob` present our own tools' names,
+schemas, size limits and flags to the model and the pipeline; any other tool a source used
+(Claude Code's `Edit`, `Task`, ...) is replayed under its own name with an open schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput
+from agent_repl.emulator.policies import ScriptPolicy
+from benchmarks.replay.trajectory import NO_OUTPUT_RECORDED, Trajectory
+from tools import builtin_tools
+
+UNKNOWN_CALL = "Error: this call is not in the recorded trajectory, so the replay has no output for it."
+
+
+class AnyArgs(BaseModel):
+    """Recorded inputs are replayed as they were, whatever shape they have."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ReplayTool(Tool):
+    args_model: ClassVar[type[BaseModel]] = AnyArgs
+
+    def __init__(self, name: str, outputs: dict[str, tuple[str, bool]], template: Tool | None = None) -> None:
+        self._name = name
+        self.outputs = outputs
+        self.calls: list[str] = []
+        self._schema = template.api_schema() if template is not None else {
+            "name": name,
+            "description": f"{name} (replayed from a recorded session).",
+            "input_schema": {"type": "object", "additionalProperties": True},
+        }
+        if template is not None:
+            self.max_result_size_chars = template.max_result_size_chars
+            self.is_read_only = template.is_read_only
+            self.microcompact_clearable = template.microcompact_clearable
+        else:
+            self.is_read_only = False
+            self.microcompact_clearable = False
+
+    @property  # type: ignore[override]
+    def name(self) -> str:  # the class attribute of real tools; one instance per recorded name here
+        return self._name
+
+    def api_schema(self) -> dict[str, Any]:
+        return self._schema
+
+    def parse_args(self, raw: dict[str, Any]) -> BaseModel | ToolOutput:
+        return AnyArgs.model_validate(raw)
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        self.calls.append(ctx.tool_use_id)
+        recorded = self.outputs.get(ctx.tool_use_id)
+        if recorded is None:
+            return ToolOutput.error(UNKNOWN_CALL)
+        text, is_error = recorded
+        return ToolOutput(content=text, is_error=is_error, summary=text.splitlines()[0][:80] if text else "")
+
+
+def recorded_outputs(trajectory: Trajectory, scenario: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+    """tool_use id -> (recorded output, is_error), with the ids the script policy will give the calls."""
+    policy = ScriptPolicy(scenario)
+    steps = [step for turn in trajectory.turns for step in turn.steps]
+    table: dict[str, tuple[str, bool]] = {}
+    for index, step in enumerate(steps):
+        reply = policy.step_reply(index)
+        ids = [block["id"] for block in reply.content if block.get("type") == "tool_use"]
+        assert len(ids) == len(step.tools), "the scenario and the trajectory disagree"
+        for tool_use_id, call in zip(ids, step.tools, strict=True):
+            table[tool_use_id] = (call.output or NO_OUTPUT_RECORDED, call.is_error)
+    return table
+
+
+def replay_tools(trajectory: Trajectory, scenario: dict[str, Any]) -> list[Tool]:
+    """Our tool list with each tool replaced by its replay, plus the other names the source used.
+
+    Snip stays real: the pipeline's own tool, which a recorded model never calls.
+    """
+    table = recorded_outputs(trajectory, scenario)
+    ours = {tool.name: tool for tool in builtin_tools()}
+    tools: list[Tool] = [ours["Snip"]]
+    for name in sorted((set(ours) - {"Snip"}) | trajectory.tool_names()):
+        tools.append(ReplayTool(name, table, ours.get(name)))
+    return tools

@@ -1,0 +1,162 @@
+"""The strategies compared, each a configuration of one real session (see README.md for sources).
+
+`agent-repl` is the session `open_session` builds. Every other strategy starts from it and
+strips the pipeline to `BoundarySlice` (the history view) plus normalization, turns off what
+only our endpoint offers (cache editing, session memory), and adds its own small stage or
+compactor. A compactor plugs into the loop's `ContextGuard` seam, so the real query loop asks it
+before every request whether to compact, and asks it once more after a prompt-too-long error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from agent_repl.context.compact import CompactionOutcome, Trigger
+from agent_repl.core.request import place_message_breakpoints
+from benchmarks.replay.compactors import CodexCompactor, GeminiCompactor, OpenCodeCompactor
+from benchmarks.replay.stages import DropOldestRounds, ResultReplacements
+
+if TYPE_CHECKING:
+    from agent_repl.core.session import Session
+
+
+class Compactor(Protocol):
+    name: str
+
+    def wants(self, session: Session, tokens: int) -> bool: ...
+
+    async def compact(self, session: Session, trigger: Trigger) -> CompactionOutcome: ...
+
+
+class PeerGuard:
+    """The loop's `ContextGuard` for a peer: its compactor decides; no blocking limit, no collapse."""
+
+    def __init__(self, compactor: Compactor) -> None:
+        self.compactor = compactor
+        self.compactions = 0
+        # Exceptions a compaction raised (a harness bug would show here, not as a quiet no-op).
+        self.errors: list[str] = []
+
+    def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool:
+        return self.compactor.wants(session, estimated_tokens)
+
+    def blocking_message(self, session: Session, estimated_tokens: int) -> str | None:
+        return None
+
+    async def compact(self, session: Session, *, trigger: Trigger, instructions: str | None = None) -> Any:
+        try:
+            outcome = await self.compactor.compact(session, trigger)
+        except Exception as exc:  # a failed compaction leaves the view as it was, as in the peers
+            outcome = CompactionOutcome(False, trigger, f"{self.compactor.name}: failed: {exc!r}", 0)
+            self.errors.append(outcome.message)
+        self.compactions += outcome.ok
+        return outcome
+
+    def drain_collapses(self, session: Session) -> list[Any]:
+        return []
+
+    def breaker_just_opened(self) -> bool:
+        return False
+
+
+class OneBreakpointClient:
+    """`naive`: the request as built, but with a single cache breakpoint that moves with the end
+    of the conversation (none on the system prompt or the tools)."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def stream(self, body: dict[str, Any], **kwargs: Any) -> Any:
+        return self._client.stream(one_breakpoint(body), **kwargs)
+
+
+def _without_markers(blocks: Any) -> Any:
+    if not isinstance(blocks, list):
+        return blocks
+    return [{k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b for b in blocks]
+
+
+def one_breakpoint(body: dict[str, Any]) -> dict[str, Any]:
+    messages = [{**m, "content": _without_markers(m["content"])} for m in body.get("messages", [])]
+    stripped = {**body, "system": _without_markers(body.get("system")), "messages": messages}
+    if "tools" in body:
+        stripped["tools"] = _without_markers(body["tools"])
+    stripped["messages"] = place_message_breakpoints(messages, count=1)
+    return stripped
+
+
+def strip_to_boundary_slice(session: Session) -> None:
+    """The peers' common base: the history view and normalization, no product-only features."""
+    session.projector.stages = session.projector.stages[:1]  # type: ignore[attr-defined]
+    session.capabilities_checked = True  # so the endpoint's cache-editing beta is never turned on
+    session.after_turn_hooks.clear()
+    session.memory = None
+    session.context_guard = None
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    configure: Callable[[Session], Any]
+
+
+def _naive(session: Session) -> None:
+    strip_to_boundary_slice(session)
+    session.client = OneBreakpointClient(session.client)  # type: ignore[assignment]
+
+
+def _with_compactor(make: Callable[[ResultReplacements], Compactor]) -> Callable[[Session], PeerGuard]:
+    def configure(session: Session) -> PeerGuard:
+        strip_to_boundary_slice(session)
+        replacements = ResultReplacements()
+        session.projector.stages.append(replacements)  # type: ignore[attr-defined]
+        compactor = make(replacements)
+        if isinstance(compactor, OpenCodeCompactor):
+            session.after_turn_hooks.append(compactor.prune)
+        guard = PeerGuard(compactor)
+        session.context_guard = guard  # type: ignore[assignment]
+        return guard
+
+    return configure
+
+
+def _truncate(session: Session) -> DropOldestRounds:
+    strip_to_boundary_slice(session)
+    stage = DropOldestRounds()
+    session.projector.stages.append(stage)  # type: ignore[attr-defined]
+    return stage
+
+
+def _agent_repl_without(*, auto_snip: bool, memory: bool) -> Callable[[Session], None]:
+    """A diagnostic variant of the defaults (not a product setting): the automatic snip and/or the
+    session-memory notes off, to measure what each costs."""
+
+    def configure(session: Session) -> None:
+        if not auto_snip:
+            session.projector.state.config.auto_snip_threshold = float("inf")  # type: ignore[attr-defined]
+        if not memory:
+            session.after_turn_hooks.clear()
+            session.memory = None
+
+    return configure
+
+
+STRATEGIES: list[Strategy] = [
+    Strategy("agent-repl", lambda session: None),
+    Strategy("naive", _naive),
+    Strategy("codex-style", _with_compactor(lambda _: CodexCompactor())),
+    Strategy("gemini-style", _with_compactor(GeminiCompactor)),
+    Strategy("opencode-style", _with_compactor(OpenCodeCompactor)),
+    Strategy("truncate", _truncate),
+]
+
+# Not compared with the peers: each turns off one default of agent-repl, to show what it costs.
+DIAGNOSTIC_VARIANTS: list[Strategy] = [
+    Strategy("agent-repl without auto-snip", _agent_repl_without(auto_snip=False, memory=True)),
+    Strategy("agent-repl without auto-snip or memory", _agent_repl_without(auto_snip=False, memory=False)),
+]
