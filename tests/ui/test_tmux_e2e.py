@@ -24,12 +24,17 @@ def _screen(name: str) -> str:
     return _tmux("capture-pane", "-p", "-t", name)
 
 
+def _unwrapped(screen: str) -> str:
+    """The screen's text with line breaks and runs of spaces as one space: a narrow pane wraps lines."""
+    return " ".join(screen.split())
+
+
 def _wait_for_text(name: str, text: str, timeout: float = 30.0) -> str:
     deadline = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < deadline:
         screen = _screen(name)
-        if text in screen:
+        if _unwrapped(text) in _unwrapped(screen):
             return screen
         time.sleep(0.2)
     raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
@@ -60,6 +65,8 @@ def _start(server, home: Path, project: Path, *args: str) -> str:
         check=True,
         timeout=10,
     )
+    # A detached session may start at the server's default size whatever -x/-y said; insist.
+    subprocess.run(["tmux", "resize-window", "-t", name, "-x", "120", "-y", "40"], capture_output=True, timeout=10)
     return name
 
 
@@ -76,11 +83,11 @@ def test_type_a_prompt_see_the_answer_run_context_and_exit(emulator, project: Pa
         _wait_for_text(name, "/help lists commands")  # the session is open
         _type(name, "what is the answer?")
         screen = _wait_for_text(name, "forty-two")
-        assert "› what is the answer?" in screen
+        assert "› what is the answer?" in _unwrapped(screen)
 
         _type(name, "/context")
         screen = _wait_for_text(name, "Free space")
-        assert "Largest entries in the view" in screen
+        assert "Largest entries in the view" in _unwrapped(screen)
 
         subprocess.run(["tmux", "send-keys", "-t", name, "C-d"], check=True, timeout=10)
         _wait_for_text(name, "AGENT-REPL-EXIT=0")
