@@ -127,7 +127,12 @@ async def open_session(
     pipeline.state.clock = clock
     if resume is not None:
         rebuild_state(pipeline.state, history, resume.loaded.side_records)
-    client = ModelClient(api_key=settings.api_key, base_url=settings.base_url, max_retries=settings.max_retries)
+    client = ModelClient(
+        api_key=settings.api_key,
+        base_url=settings.base_url,
+        max_retries=settings.max_retries,
+        read_timeout=settings.stream_idle_timeout,
+    )
     session = Session(
         session_id=session_id,
         cwd=cwd,

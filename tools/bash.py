@@ -13,7 +13,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.persisted_output import persist_file
+from agent_repl.core.persisted_output import ensure_private_dir, persist_file
+from agent_repl.core.redaction import redact_file
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, notify
 
@@ -58,12 +59,17 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any live (non-zombie) process is left in the group; zombies wait on a slow reaper."""
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return _signal_group(pgid, 0)
-    for entry in proc.iterdir():
+def _signal_pid(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_members(pgid: int) -> list[int]:
+    """The live (non-zombie) processes of a group, from /proc; zombies wait on a slow reaper."""
+    members = []
+    for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
@@ -71,8 +77,47 @@ def _group_alive(pgid: int) -> bool:
         except (OSError, IndexError):
             continue
         if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
+            members.append(int(entry.name))
+    return members
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any live process is left in the group."""
+    if not Path("/proc").is_dir():
+        return _signal_group(pgid, 0)
+    return bool(_group_members(pgid))
+
+
+def _output_holders(pgid: int, out_path: Path) -> list[int]:
+    """Processes of the group that still have the output file open (Linux only: /proc)."""
+    if not Path("/proc").is_dir():
+        return []
+    try:
+        target = out_path.stat()
+    except OSError:
+        return []
+    holders = []
+    for pid in _group_members(pgid):
+        try:
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                try:
+                    found = fd.stat()
+                except OSError:
+                    continue
+                if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
+                    holders.append(pid)
+                    break
+        except OSError:
+            continue
+    return holders
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[0] != "Z"
 
 
 def _read_tail(path: Path, size: int) -> str:
@@ -89,8 +134,7 @@ def _read_tail(path: Path, size: int) -> str:
 def _scratch_dir(ctx: ToolContext) -> Path:
     """Where the live output file goes: the tool-results dir (so persisting it is a rename) or /tmp."""
     try:
-        ctx.tool_results_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return ctx.tool_results_dir
+        return ensure_private_dir(ctx.tool_results_dir)
     except OSError:
         return Path(tempfile.gettempdir())
 
@@ -148,8 +192,9 @@ class Bash(Tool):
             return ToolOutput.error(f"Could not start bash: {exc}")
         try:
             outcome = await self._supervise(proc, timeout_ms / 1000, ctx, out_path)
+            stopped = await self._stop_output_holders(proc.pid, out_path) if outcome == "exited" else 0
             self._learn_cwd(cwd_path, ctx)
-            return self._result(args, ctx, out_path, outcome, proc.returncode, timeout_ms)
+            return self._result(args, ctx, out_path, outcome, proc.returncode, timeout_ms, stopped)
         except OSError as exc:  # e.g. the command deleted its own output file, or the disk is full
             return ToolOutput.error(f"Bash ran, but its output could not be collected: {exc}")
         finally:
@@ -211,6 +256,30 @@ class Bash(Tool):
                 _signal_group(pgid, signal.SIGKILL)
         await proc.wait()
 
+    async def _stop_output_holders(self, pgid: int, out_path: Path) -> int:
+        """Stop background processes still writing to the output file: once the call returns, they
+        would write into a deleted file with no bound (`yes &`). Redirected ones keep running."""
+        holders = _output_holders(pgid, out_path)
+        if not holders:
+            return 0
+        # A child forked with `cmd > log &` holds the file until its redirection is applied: look again.
+        await asyncio.sleep(0.1)
+        holders = [pid for pid in _output_holders(pgid, out_path) if pid in holders]
+        if not holders:
+            return 0
+        for pid in holders:
+            _signal_pid(pid, signal.SIGTERM)
+        loop = asyncio.get_running_loop()
+        grace_end = loop.time() + self.kill_grace_seconds
+        while loop.time() < grace_end:
+            if not any(_pid_alive(pid) for pid in holders):
+                break
+            await asyncio.sleep(0.05)
+        for pid in holders:
+            if _pid_alive(pid):
+                _signal_pid(pid, signal.SIGKILL)
+        return len(holders)
+
     def _learn_cwd(self, cwd_path: Path, ctx: ToolContext) -> None:
         try:
             new_cwd = cwd_path.read_text(encoding="utf-8", errors="surrogateescape").strip()
@@ -227,8 +296,11 @@ class Bash(Tool):
         outcome: Outcome,
         code: int | None,
         timeout_ms: int,
+        stopped: int = 0,
     ) -> ToolOutput:
         limit = self.max_result_size_chars or 0
+        if ctx.secrets:
+            redact_file(out_path, ctx.secrets)  # before it is read or kept (`env` prints the API key)
         size = out_path.stat().st_size
         output: str | None = None
         if size <= limit * 4:  # a UTF-8 char is at most 4 bytes, so only then can it fit
@@ -248,6 +320,12 @@ class Bash(Tool):
             output = persisted.preview
             structured["persistedOutputPath"] = str(persisted.path)
             structured["persistedOutputSize"] = persisted.size_bytes
+        if stopped:
+            note = (
+                f"(Stopped {stopped} background process{'es' if stopped > 1 else ''} still writing to this "
+                "command's output; to keep one running, redirect its output: cmd > file.log 2>&1 &)"
+            )
+            output = f"{output}\n{note}" if output else note
         structured["stdout"] = output
         structured["returnCode"] = code
         # stdout and stderr share one file, in the order they were written.

@@ -63,16 +63,29 @@ def _image_media_type(head: bytes) -> str | None:
     return None
 
 
+class _EndlessLine(Exception):
+    """A line that runs on past the scan limit (a sparse file, a binary tail): reading stops in it."""
+
+    def __init__(self, head: bytes) -> None:
+        super().__init__()
+        self.head = head
+
+
 def _read_line(f: BinaryIO) -> tuple[bytes, bool] | None:
-    """The next line (at most _MAX_LINE_BYTES of it) and whether it was longer; the rest is skipped."""
+    """The next line (at most _MAX_LINE_BYTES of it) and whether it was longer; the rest is skipped,
+    up to TOTAL_LINES_SCAN_BYTES (then `_EndlessLine`, so a 10 GB line is never read through)."""
     chunk = f.readline(_MAX_LINE_BYTES)
     if not chunk:
         return None
     if chunk.endswith(b"\n") or len(chunk) < _MAX_LINE_BYTES:
         return chunk, False
+    skipped = 0
     while more := f.readline(1 << 20):
         if more.endswith(b"\n"):
             break
+        skipped += len(more)
+        if skipped >= TOTAL_LINES_SCAN_BYTES:
+            raise _EndlessLine(chunk)
     return chunk, True
 
 
@@ -213,8 +226,12 @@ class Read(Tool):
         number, cut_lines = 0, 0
         lines: list[str] = []
         numbered: list[str] = []
-        while number < start - 1 + limit:
-            item = _read_line(f)
+        endless = False
+        while number < start - 1 + limit and not endless:
+            try:
+                item = _read_line(f)
+            except _EndlessLine as exc:
+                item, endless = (exc.head, True), True
             if item is None:
                 break
             number += 1
@@ -225,7 +242,7 @@ class Read(Tool):
             cut_lines += cut
             lines.append(text)
             numbered.append(f"{number:>6}\u2192{text}" + (" [... line cut at 2000 chars]" if cut else ""))
-        rest, capped = _count_rest(f)
+        rest, capped = (0, True) if endless else _count_rest(f)
         total = number + rest
         file_info: dict[str, Any] = {
             "filePath": str(path),

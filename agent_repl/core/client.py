@@ -90,17 +90,35 @@ def describe_api_error(exc: BaseException) -> str:
         error = body.get("error") if isinstance(body.get("error"), dict) else {}
         message = (error or {}).get("message") or str(exc)
         return f"API error {exc.status_code} ({(error or {}).get('type', 'error')}): {message}"
+    if isinstance(exc, anthropic.APITimeoutError):
+        return "The API did not answer in time (the request timed out)."
     if isinstance(exc, anthropic.APIConnectionError):
         return f"Could not reach the API: {exc}"
-    return f"{type(exc).__name__}: {exc}"
+    name = type(exc).__name__
+    if type(exc).__module__.startswith(("httpx", "httpcore", "h11")) or isinstance(exc, ConnectionError):
+        # The transport's own errors carry terse or empty messages; say what happened to the reply.
+        if "Timeout" in name:
+            return f"The API stopped sending mid-reply: no data within the stream idle timeout ({name})."
+        return f"The connection to the API broke mid-reply ({name}: {exc})."
+    return f"{name}: {exc}"
 
 
 class ModelClient:
-    def __init__(self, *, api_key: str | None, base_url: str | None, max_retries: int, timeout: float = 600.0):
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        max_retries: int,
+        timeout: float = 600.0,
+        read_timeout: float | None = None,
+    ):
+        """`read_timeout`: the longest wait for the next bytes of a response (default: `timeout`)."""
         self._api_key = api_key
         self._base_url = base_url
         self._max_retries = max_retries
         self._timeout = timeout
+        self._read_timeout = read_timeout
         self._sdk: Any = None
         self._cache_editing: dict[str, bool] = {}
 
@@ -108,11 +126,13 @@ class ModelClient:
         if self._sdk is None:
             import anthropic
 
+            # The read timeout bounds the gap between two stream events, so a stalled stream fails fast.
+            timeout = anthropic.Timeout(self._timeout, read=self._read_timeout or self._timeout)
             self._sdk = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
                 base_url=self._base_url,
                 max_retries=self._max_retries,
-                timeout=self._timeout,
+                timeout=timeout,
             )
         return self._sdk
 

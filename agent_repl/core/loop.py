@@ -247,7 +247,10 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
                     yield event
                 yield _ended(session, state, "interrupted")
                 return
-            error = await session.append(SystemMessage(subtype="api_error", content=describe_api_error(exc), level="error"))
+            text = describe_api_error(exc)
+            if state.stream_retries:
+                text = f"{text.rstrip('.')}; gave up after {state.stream_retries} retries."
+            error = await session.append(SystemMessage(subtype="api_error", content=text, level="error"))
             yield SystemMessageEvent(message=error)  # type: ignore[arg-type]
             yield ErrorEvent(message=error.content, recoverable=True)
             yield _ended(session, state, "error")

@@ -63,9 +63,23 @@ class Rule:
         return key == self.spec
 
 
+# What chains, substitutes (`$(..)`, `>(..)`) or redirects: a prefix rule never approves it.
+_SHELL_OPERATORS = re.compile(r"[;&|`\n<>]|\$\(")
+# Where one simple command inside a command line ends and the next may begin.
+_COMMAND_BREAKS = re.compile(r"[;&|`\n(){}]|\$\(|[<>]\(")
+
+
 def _has_shell_chaining(command: str) -> bool:
-    """A prefix rule must not approve `git status; rm -rf ~`: chained commands are always asked."""
-    return bool(re.search(r"[;&|`\n]|\$\(", command))
+    """A prefix rule must not approve `git status; rm -rf ~` or `echo >(rm x)`: those are always asked."""
+    return bool(_SHELL_OPERATORS.search(command))
+
+
+def _command_parts(command: str) -> list[str]:
+    """The command line and each simple command in it: a deny rule for `rm` also stops `ls; rm x`.
+
+    A guard against ordinary phrasing, not a sandbox: `env rm` or `/bin/rm` are not recognized.
+    """
+    return [command, *(part.strip() for part in _COMMAND_BREAKS.split(command) if part.strip())]
 
 
 @dataclass
@@ -83,7 +97,8 @@ class PermissionPolicy:
 
     def check(self, request: PermissionRequest) -> Decision | None:
         """ALLOW_ONCE or DENY when a rule decides, None when the user must be asked."""
-        if any(rule.matches(request.tool_name, request.key) for rule in self.deny):
+        parts = _command_parts(request.key)
+        if any(rule.matches(request.tool_name, part) for rule in self.deny for part in parts):
             return Decision.DENY
         if self.skip_all:
             return Decision.ALLOW_ONCE

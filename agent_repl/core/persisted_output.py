@@ -6,6 +6,7 @@ per-message tool-result budget (issue 4), so the model always sees the same shap
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -62,8 +63,13 @@ def is_persisted_preview(text: str) -> bool:
 
 
 def tool_result_path(directory: Path, tool_use_id: str, *, structured: bool = False) -> Path:
-    """Where a tool_use_id's full output goes; an id can never name a path outside `directory`."""
-    safe = _SAFE_ID.sub("_", tool_use_id)[:128] or "unnamed"
+    """Where a tool_use_id's full output goes; an id can never name a path outside `directory`.
+
+    An id that had to be changed to be safe gets a hash of the original, so two ids never share a file.
+    """
+    safe = _SAFE_ID.sub("_", tool_use_id)[:128]
+    if safe != tool_use_id or not safe:
+        safe = f"{safe[:100]}-{hashlib.sha256(tool_use_id.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
     path = directory / f"{safe}.{'json' if structured else 'txt'}"
     if path.resolve().parent != directory.resolve():
         raise ValueError(f"refusing to write a tool result outside {directory}")
@@ -77,13 +83,28 @@ class PersistedResult:
     size_bytes: int
 
 
-def _private_dir(directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` and any missing parents with mode 0700; directories that exist are left alone.
+
+    `mkdir(parents=True, mode=...)` would give the parents the umask's mode (often 0755).
+    """
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
+    return path
 
 
 def persist_text(text: str, tool_use_id: str, directory: Path, *, structured: bool = False) -> PersistedResult:
     """Write a result's full text to the session's tool-results directory and return its preview."""
-    _private_dir(directory)
+    ensure_private_dir(directory)
     path = tool_result_path(directory, tool_use_id, structured=structured)
     data = text.encode("utf-8", errors="surrogateescape")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -94,7 +115,7 @@ def persist_text(text: str, tool_use_id: str, directory: Path, *, structured: bo
 
 def persist_file(source: Path, tool_use_id: str, directory: Path) -> PersistedResult:
     """Move an output file already on disk (Bash streams into one) into place, never reading it whole."""
-    _private_dir(directory)
+    ensure_private_dir(directory)
     path = tool_result_path(directory, tool_use_id)
     shutil.move(source, path)
     os.chmod(path, 0o600)

@@ -19,6 +19,7 @@ from agent_repl.core.models import cost_usd
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
 from agent_repl.core.recovery import ContextGuard
+from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.request import tool_definitions
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt, session_context
@@ -82,6 +83,8 @@ class Session:
             settings.permissions.allow, settings.permissions.deny, skip_all=settings.skip_permissions
         )
         self.ask = ask
+        # Tool output is stored without the API key (see agent_repl.core.redaction).
+        self.redactor = SecretRedactor.of(settings.api_key)
         self.tool_state: dict[str, Any] = {}
         self.usage_total = Usage()
         self.cost_total_usd = 0.0
@@ -137,6 +140,7 @@ class Session:
             permissions=self.permissions,
             ask=ask,
             state=self.tool_state,
+            redactor=self.redactor,
         )
 
     def add_usage(self, usage: Usage, model: str) -> None:

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agent_repl.core.permissions import Rule
+
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_HOME = Path("~/.agent_repl")
 
@@ -29,6 +31,14 @@ class PermissionSettings(BaseModel):
     allow: list[str] = Field(default_factory=list)
     deny: list[str] = Field(default_factory=list)
 
+    @field_validator("allow", "deny")
+    @classmethod
+    def _rules_parse(cls, rules: list[str]) -> list[str]:
+        # A rule that does not parse is reported with its file, never dropped (a lost deny rule is a hole).
+        for rule in rules:
+            Rule.parse(rule)
+        return rules
+
 
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -39,6 +49,8 @@ class Settings(BaseModel):
     # A smaller window than the model's, so compaction can be exercised cheaply.
     context_window: int | None = Field(default=None, ge=1_000)
     max_retries: int = Field(default=4, ge=0, le=20)
+    # Seconds to wait for the next bytes of a response (a stalled stream fails, then is retried).
+    stream_idle_timeout: float = Field(default=120.0, gt=0, le=3_600)
     # Summarize the conversation when it nears the window; off means the blocking limit applies.
     autocompact: bool = True
     # How a full context is handled: a model summary (autocompact) or collapsed spans (collapse).
@@ -65,6 +77,7 @@ FILE_KEYS = {
     "max_output_tokens",
     "context_window",
     "max_retries",
+    "stream_idle_timeout",
     "autocompact",
     "context_strategy",
     "permissions",
@@ -136,6 +149,14 @@ def load_settings(
         except ValueError as exc:
             raise SettingsError(
                 f"AGENT_REPL_CONTEXT_WINDOW must be a whole number of tokens, got {env['AGENT_REPL_CONTEXT_WINDOW']!r}"
+            ) from exc
+    if env.get("AGENT_REPL_STREAM_IDLE_TIMEOUT"):
+        try:
+            data["stream_idle_timeout"] = float(env["AGENT_REPL_STREAM_IDLE_TIMEOUT"])
+        except ValueError as exc:
+            raise SettingsError(
+                "AGENT_REPL_STREAM_IDLE_TIMEOUT must be a number of seconds, "
+                f"got {env['AGENT_REPL_STREAM_IDLE_TIMEOUT']!r}"
             ) from exc
     if env.get("DISABLE_AUTO_COMPACT") or env.get("AGENT_REPL_DISABLE_AUTOCOMPACT"):
         data["autocompact"] = False

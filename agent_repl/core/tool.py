@@ -50,6 +50,8 @@ class ToolContext:
     on_progress: Callable[[str], Awaitable[None] | None] | None = None
     # Bash keeps its working directory across calls here; tools that change it write it back.
     state: dict[str, Any] = field(default_factory=dict)
+    # Exact strings (the API key) a tool must not leave in the files it writes.
+    secrets: tuple[str, ...] = ()
 
 
 class Tool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from agent_repl.core.events import ToolProgress
 from agent_repl.core.messages import ToolResultBlock, ToolUseBlock, UserMessage
 from agent_repl.core.permissions import ApprovalCallback, Decision, PermissionPolicy, PermissionRequest
 from agent_repl.core.persisted_output import is_persisted_preview, persist_text
+from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput
 
 INTERRUPTED_BY_USER = "[Request interrupted by user: the tool call was stopped before it finished]"
@@ -54,6 +55,8 @@ class ToolRuntime:
     ask: ApprovalCallback | None
     # Shared across calls (Bash keeps its working directory here).
     state: dict[str, Any]
+    # Takes the API key out of every result before it is stored or persisted.
+    redactor: SecretRedactor = field(default_factory=SecretRedactor)
 
 
 def apply_size_limit(tool: Tool, tool_use_id: str, output: ToolOutput, directory: Path) -> tuple[ToolOutput, str | None]:
@@ -101,11 +104,13 @@ async def _run_one(
         cancelled=cancelled,
         on_progress=on_progress,
         state=runtime.state,
+        secrets=runtime.redactor.secrets,
     )
     try:
         output = await tool.run(parsed, ctx)
     except Exception as exc:  # a tool bug must not kill the turn; the model hears about it
         output = ToolOutput.error(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+    output = runtime.redactor.output(output)
     output, path = apply_size_limit(tool, tool_use.id, output, runtime.tool_results_dir)
     return ToolCallOutcome(tool_use, output, path)
 
@@ -113,7 +118,10 @@ async def _run_one(
 async def _check_permission(runtime: ToolRuntime, tool: Tool, args: BaseModel) -> ToolOutput | None:
     key = tool.permission_key(args)
     request = PermissionRequest(tool_name=tool.name, key=key, description=str(getattr(args, "description", "") or ""))
-    decision = await runtime.permissions.decide(request, runtime.ask)
+    try:
+        decision = await runtime.permissions.decide(request, runtime.ask)
+    except Exception:  # the prompt was closed (end of input) or broke: nobody approved, so deny
+        decision = Decision.DENY
     if decision is Decision.DENY:
         what = f" with {key!r}" if key else ""
         return ToolOutput.error(
@@ -152,7 +160,11 @@ async def execute_tool_calls(
             continue
 
         async def run_and_post(tool_use: ToolUseBlock) -> None:
-            outcome = await _run_one(runtime, tool_use, cancelled, queue.put_nowait)
+            try:
+                outcome = await _run_one(runtime, tool_use, cancelled, queue.put_nowait)
+            except Exception as exc:  # every call must post an outcome, or the batch waits forever
+                error = f"Error: the {tool_use.name} call failed: {type(exc).__name__}: {exc}"
+                outcome = ToolCallOutcome(tool_use, ToolOutput.error(error))
             await queue.put(outcome)
 
         tasks = [asyncio.create_task(run_and_post(u)) for u in batch]

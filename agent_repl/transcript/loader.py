@@ -4,11 +4,12 @@ Nothing in a file makes loading fail. A torn or malformed line, invalid UTF-8, a
 line, an unreadable record, duplicate uuids or a `parentUuid` cycle each become a warning that
 names the line, and the rest loads.
 
-The conversation is rebuilt by walking `parentUuid` from the leaf (the last record that is a
-message) to the root. Every record with a uuid is a link (Claude Code's `progress` records sit
-in the chain), and a `compact_boundary` continues through its `logicalParentUuid`, because our
-history keeps everything before a compaction. If the chain is broken or loops, the messages are
-taken in file order instead, with a warning.
+The conversation is rebuilt by walking `parentUuid` from the leaf (the last message, unless it
+is a stale copy of an earlier one) to the root. Every record with a uuid is a link (Claude Code's
+`progress` records sit in the chain), and a `compact_boundary` continues through its
+`logicalParentUuid`, because our history keeps everything before a compaction. If the chain is
+broken or loops, or a damaged line may have broken it, the messages are taken in file order
+instead, with a warning.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from agent_repl.transcript.records import (
 )
 
 MAX_LINE_BYTES = 128 * 1024 * 1024
+_LINK_KEYS = ("parentUuid", "logicalParentUuid")
 MAX_LINE_WARNINGS = 200
 
 T = TypeVar("T", bound=SideRecord)
@@ -73,6 +75,8 @@ class _Node:
     logical_parent: str | None
     is_sidechain: bool
     message: Message | None
+    # parentUuid is missing or holds something other than a string or null: the link is unknown.
+    bad_link: bool = False
 
 
 class _Warnings:
@@ -81,6 +85,10 @@ class _Warnings:
     def __init__(self) -> None:
         self.lines: list[str] = []
         self.suppressed = 0
+        # Lines left out or altered: a link the chain needs may have been on one of them.
+        self.damaged = 0
+        # Lines whose invalid UTF-8 was replaced: their links may have been changed with it.
+        self.altered: set[int] = set()
         self.drops: dict[str, list[int]] = {}  # description -> [first line, count]
 
     def add(self, line: int, text: str) -> None:
@@ -88,6 +96,10 @@ class _Warnings:
             self.lines.append(f"line {line}: {text}")
         else:
             self.suppressed += 1
+
+    def damage(self, line: int, text: str) -> None:
+        self.damaged += 1
+        self.add(line, text)
 
     def drop(self, line: int, what: str) -> None:
         entry = self.drops.setdefault(what, [line, 0])
@@ -115,14 +127,15 @@ def _read_lines(path: Path, warnings: _Warnings, max_line_bytes: int) -> Iterato
             if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
                 while raw and not raw.endswith(b"\n"):
                     raw = f.readline(1024 * 1024)
-                warnings.add(line_no, f"longer than {max_line_bytes} bytes, skipped")
+                warnings.damage(line_no, f"longer than {max_line_bytes} bytes, skipped")
                 continue
             ended = raw.endswith(b"\n")
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:
                 text = raw.decode("utf-8", errors="replace")
-                warnings.add(line_no, "invalid UTF-8, replaced with U+FFFD")
+                warnings.damage(line_no, "invalid UTF-8, replaced with U+FFFD")
+                warnings.altered.add(line_no)
             if text.strip():
                 yield line_no, text, ended
 
@@ -151,21 +164,23 @@ def load_session(
             record = json.loads(text)
         except (ValueError, RecursionError) as exc:
             if ended:
-                warnings.add(line_no, f"malformed JSON, skipped ({str(exc)[:80]})")
+                warnings.damage(line_no, f"malformed JSON, skipped ({str(exc)[:80]})")
             else:
-                warnings.add(line_no, "torn last line (the write was cut off), skipped")
+                warnings.damage(line_no, "torn last line (the write was cut off), skipped")
             continue
         if not isinstance(record, dict):
-            warnings.add(line_no, f"not a JSON object ({type(record).__name__}), skipped")
+            warnings.damage(line_no, f"not a JSON object ({type(record).__name__}), skipped")
             continue
         record_type = _str(record.get("type"))
+        if not record_type:
+            warnings.add(line_no, f"the record type is {_kind(record.get('type'))}, kept as raw data")
         first_session_id = first_session_id or _str(record.get("sessionId"))
         message: Message | None = None
         if record_type in MESSAGE_RECORD_TYPES:
             try:
                 message = record_to_message(record, on_drop=partial(warnings.drop, line_no))
             except (ValueError, TypeError) as exc:
-                warnings.add(
+                warnings.damage(
                     line_no, f"unreadable {record_type} record, kept out of the history ({_short(exc)})"
                 )
             for key in ("cwd", "gitBranch", "version"):
@@ -183,6 +198,7 @@ def load_session(
             logical_parent=_str(record.get("logicalParentUuid")) or None,
             is_sidechain=record.get("isSidechain") is True,
             message=message,
+            bad_link=_bad_link(record),
         )
         if uuid in nodes:
             duplicates.setdefault(uuid, [nodes[uuid].line, 0])[1] += 1
@@ -197,7 +213,7 @@ def load_session(
     for uuid, (first_line, count) in duplicates.items():
         warnings.add(first_line, f"uuid {uuid} appears {count + 1} times; the first record is kept")
 
-    leaf = last_main_record or last_message_record
+    leaf = _latest_leaf(order, nodes, last_main_record or last_message_record)
     messages = _rebuild(leaf, nodes, order, warnings)
     return LoadedSession(
         path=path,
@@ -210,6 +226,45 @@ def load_session(
     )
 
 
+def _latest_leaf(order: list[_Node], nodes: dict[str, _Node], last: _Node | None) -> _Node | None:
+    """The leaf: the last message in the file, unless other messages descend from it.
+
+    That happens when a stale copy of an early message was written at the end (its first copy
+    lost to damage): it must not cut the history down to its ancestors. A loop is left for
+    `_rebuild` to report.
+    """
+    if last is None:
+        return None
+    ancestors: set[str] = set()
+    for node in order:
+        if node.message is None:
+            continue
+        current = _parent_node(node, nodes)
+        while current is not None and current.uuid not in ancestors:
+            ancestors.add(current.uuid)
+            current = _parent_node(current, nodes)
+    if last.uuid not in ancestors or _in_loop(last, nodes):
+        return last
+    leaves = [n for n in order if n.message is not None and n.uuid not in ancestors]
+    main = [n for n in leaves if not n.is_sidechain]
+    return (main or leaves or [last])[-1]
+
+
+def _in_loop(node: _Node, nodes: dict[str, _Node]) -> bool:
+    seen: set[str] = set()
+    current = _parent_node(node, nodes)
+    while current is not None and current.uuid not in seen:
+        if current is node:
+            return True
+        seen.add(current.uuid)
+        current = _parent_node(current, nodes)
+    return False
+
+
+def _parent_node(node: _Node, nodes: dict[str, _Node]) -> _Node | None:
+    return nodes.get(node.parent or node.logical_parent or "")
+
+
 def _rebuild(
     leaf: _Node | None, nodes: dict[str, _Node], order: list[_Node], warnings: _Warnings
 ) -> list[Message]:
@@ -219,15 +274,29 @@ def _rebuild(
     while node is not None:
         seen.add(node.uuid)
         chain.append(node)
+        if node.bad_link:
+            warnings.add(node.line, "parentUuid is missing or not a string; using file order")
+            return _file_order(order)
         next_uuid = node.parent
         if next_uuid is None and node.logical_parent is not None:
             if node.logical_parent in nodes:
                 next_uuid = node.logical_parent
+            elif warnings.damaged:
+                # The link may have been on a damaged line: keep everything rather than start here.
+                warnings.add(
+                    node.line, f"logicalParentUuid {node.logical_parent} is not in this file; using file order"
+                )
+                return _file_order(order)
             else:
                 warnings.add(
                     node.line, "logicalParentUuid not in this file; the history starts at this boundary"
                 )
         if next_uuid is None:
+            kept = sum(n.message is not None for n in chain)
+            if node.line in warnings.altered and kept < sum(n.message is not None for n in order):
+                # This root may be one only because its link was garbled: keep everything instead.
+                warnings.add(node.line, "the history would start on a garbled line; using file order")
+                return _file_order(order)
             break
         if next_uuid in seen:
             warnings.add(node.line, "parentUuid chain loops back on itself; using file order")
@@ -317,6 +386,17 @@ def _metadata(
         version=raw_meta.get("version"),
         values=values,
     )
+
+
+def _bad_link(record: dict[str, Any]) -> bool:
+    """A message record whose parentUuid is missing or not a string or null (every writer sets it)."""
+    if _str(record.get("type")) in MESSAGE_RECORD_TYPES and "parentUuid" not in record:
+        return True
+    return any(record.get(k) is not None and not isinstance(record.get(k), str) for k in _LINK_KEYS)
+
+
+def _kind(value: Any) -> str:
+    return "missing" if value is None else f"not a string ({type(value).__name__})"
 
 
 def _str(value: Any) -> str:

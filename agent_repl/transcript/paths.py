@@ -10,10 +10,12 @@ the caller passes the `AGENT_REPL_HOME` value (or None) in.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+# Re-exported: the transcript writer and session memory create their directories with it.
+from agent_repl.core.persisted_output import ensure_private_dir as ensure_private_dir
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -40,23 +42,6 @@ def project_dir(home: Path, cwd: str | Path) -> Path:
 def is_valid_session_id(session_id: str) -> bool:
     """Session ids become file names, so only letters, digits, `-` and `_` are allowed."""
     return bool(_SESSION_ID.match(session_id))
-
-
-def ensure_private_dir(path: Path) -> Path:
-    """Create `path` and any missing parents with mode 0700; directories that exist are left alone."""
-    missing: list[Path] = []
-    current = path
-    while not current.exists():
-        missing.append(current)
-        current = current.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue
-        # mkdir's mode is filtered by the umask; the transcript holds private work, so force it.
-        os.chmod(directory, DIR_MODE)
-    return path
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agent_repl.transcript.paths import is_valid_session_id, project_dir
 from agent_repl.transcript.records import MESSAGE_RECORD_TYPES
@@ -87,7 +88,7 @@ def scan_session(path: Path) -> SessionInfo:
     title: str | None = None
     session_id = ""
     with open(path, "rb") as f:
-        for raw in f:
+        for raw in _bounded_lines(f):
             record_type, record = _classify(raw)
             if record_type in ("user", "assistant") and not _is_sidechain(raw, record):
                 count += 1
@@ -113,6 +114,20 @@ def scan_session(path: Path) -> SessionInfo:
         size_bytes=path.stat().st_size,
         title=title,
     )
+
+
+def _bounded_lines(f: BinaryIO) -> Iterator[bytes]:
+    """Each line whole when it is small enough to parse, else its head and tail only, so a huge
+    line costs no more memory than a small one."""
+    while raw := f.readline(_PARSE_LIMIT + 1):
+        if len(raw) > _PARSE_LIMIT and not raw.endswith(b"\n"):
+            tail = raw[-_HEAD_BYTES:]
+            while chunk := f.readline(1024 * 1024):
+                tail = (tail + chunk)[-_HEAD_BYTES:]
+                if chunk.endswith(b"\n"):
+                    break
+            raw = raw + tail
+        yield raw
 
 
 def _classify(raw: bytes) -> tuple[str | None, dict[str, Any] | None]:

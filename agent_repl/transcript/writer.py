@@ -1,9 +1,10 @@
 """Append-only JSONL transcript writer (SPEC R2.5).
 
 One record per line, flushed after every record, so a crash loses at most the line being
-written (the loader skips that torn line). Records hold the message, the envelope the caller
-gave (cwd, git branch) and `agent_repl.__version__`; nothing is read from the environment, so
-no API key or other secret can reach the file through the writer.
+written (the loader skips that torn line; a writer that reopens the file starts a new line after
+it). Records hold the message, the envelope the caller gave (cwd, git branch) and
+`agent_repl.__version__`; nothing is read from the environment, so no API key or other secret
+can reach the file through the writer.
 
 Use `TranscriptWriter.append_message` / `append_record` from the query loop and everything else
 that runs on the event loop. Use `append_message_sync` / `append_record_sync` only where awaiting
@@ -150,12 +151,30 @@ class TranscriptWriter:
     async def _write(self, line: str) -> None:
         if self._file is None:
             self.paths.ensure_project_dir()
+            torn = _ends_mid_line(self.path)
             self._file = await aiofiles.open(self.path, "a", encoding="utf-8", opener=_open_private)
+            if torn:
+                line = "\n" + line
         await self._file.write(line)
         await self._file.flush()
 
     def _write_sync(self, line: str) -> None:
         self.paths.ensure_project_dir()
+        if _ends_mid_line(self.path):
+            line = "\n" + line
         with open(self.path, "a", encoding="utf-8", opener=_open_private) as f:
             f.write(line)
             f.flush()
+
+
+def _ends_mid_line(path: Path) -> bool:
+    """Whether a crash left the file's last line unfinished; the next record must not join it."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, os.SEEK_END)
+            return f.read(1) != b"\n"
+    except OSError:
+        return False
