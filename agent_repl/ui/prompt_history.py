@@ -1,12 +1,13 @@
 """This project's earlier prompts, for Up/Down in the input (both front ends).
 
-Stored one JSON string per line in `<home>/history/<project slug>.jsonl`, so multi-line prompts
-survive; a torn or malformed line is skipped. Only the newest `limit` prompts are kept in memory.
+Stored one JSON string per line in `<home>/history/<project slug>.jsonl` (mode 0600, like the
+transcripts), so multi-line prompts survive; a torn or malformed line is skipped. Only the newest `limit` prompts are kept in memory.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 
@@ -15,6 +16,18 @@ def history_path(home: Path, cwd: Path) -> Path:
     from agent_repl.transcript.paths import project_slug
 
     return home / "history" / f"{project_slug(cwd)}.jsonl"
+
+
+def _append_private(path: Path, line: str) -> None:
+    """Append to a file only its owner can read (0600, in 0700 directories): it holds what was typed."""
+    from agent_repl.core.persisted_output import ensure_private_dir
+
+    ensure_private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as f:
+        if os.fstat(f.fileno()).st_mode & 0o077:
+            os.fchmod(f.fileno(), 0o600)  # written before this rule, or narrowed by nobody
+        f.write(line)
 
 
 class PromptHistory:
@@ -54,9 +67,7 @@ class PromptHistory:
             del self.entries[: -self.limit]
             if self.path is not None:
                 try:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
-                    with self.path.open("a", encoding="utf-8") as f:
-                        f.write(json.dumps(text, ensure_ascii=False) + "\n")
+                    _append_private(self.path, json.dumps(text, ensure_ascii=False) + "\n")
                 except OSError:
                     pass  # history is a convenience; a read-only home must not stop the prompt
         self._cursor = len(self.entries)

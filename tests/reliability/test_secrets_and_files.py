@@ -112,3 +112,21 @@ def test_redacting_a_file_catches_a_key_split_across_chunks(tmp_path, monkeypatc
 def test_short_or_missing_keys_redact_nothing():
     assert SecretRedactor.of(None, "", "none").secrets == ()
     assert SecretRedactor.of(FAKE_KEY).text(f"key={FAKE_KEY};") == f"key={REDACTED};"
+
+
+def test_the_prompt_history_is_private_too(tmp_path):
+    from agent_repl.ui.prompt_history import PromptHistory, history_path
+
+    home = tmp_path / "home"
+    path = history_path(home, tmp_path / "project")
+    old_umask = os.umask(0o022)
+    try:
+        PromptHistory(path).append(f"export ANTHROPIC_API_KEY={FAKE_KEY}")  # typed text is stored as typed
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700 and stat.S_IMODE(home.stat().st_mode) == 0o700
+        os.chmod(path, 0o644)  # written by an older version
+        PromptHistory(path).append("next prompt")
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    finally:
+        os.umask(old_umask)
+    assert PromptHistory(path).load().entries[-1] == "next prompt"
