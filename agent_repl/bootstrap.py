@@ -24,7 +24,7 @@ from agent_repl.context.resume import rebuild_state
 from agent_repl.context.session_memory import MEMORY_FILE_NAME, SessionMemory, extraction_thresholds
 from agent_repl.context.snip import SnipStage, install_snip
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.context.thresholds import autocompact_threshold, effective_window
+from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.client import ModelClient
 from agent_repl.core.messages import Message, utc_now
 from agent_repl.core.models import model_info
@@ -167,11 +167,11 @@ def build_pipeline(settings: Settings, cwd: Path, tools: list[Tool], tool_result
     config = PipelineConfig(
         unlimited_tools=frozenset(t.name for t in tools if t.max_result_size_chars is None),
         clearable_tools=frozenset(t.name for t in tools if t.microcompact_clearable),
-        context_window=window,
-        effective_window=effective_window(window),
         fixed_prompt_cl100k=fixed,
         strategy=settings.context_strategy,
+        autocompact_on=settings.autocompact and settings.context_strategy == "autocompact",
     )
+    config.set_window(window)
     stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]
     return Pipeline(stages, PipelineState(config=config))
 

@@ -64,16 +64,13 @@ async def cost_command(ctx: CommandContext, args: str) -> CommandResult:
 
 def _set_window(ctx: CommandContext, model: str) -> int:
     """Point the pipeline's window at the new model's (unless settings fix the window)."""
-    from agent_repl.context.thresholds import effective_window
     from agent_repl.core.models import model_info
 
     session = ctx.session
     window = session.settings.context_window or model_info(model).context_window
     config = getattr(getattr(session.projector, "state", None), "config", None)
     if config is not None:
-        if hasattr(config, "context_window"):
-            config.context_window = window
-        config.effective_window = effective_window(window)
+        config.set_window(window)
     return window
 
 

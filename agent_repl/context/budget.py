@@ -1,6 +1,7 @@
 """Tool-result budget (SPEC R3.2): content replacement, not compaction.
 
-The tool results of one wire-level user message may total at most `tool_result_budget_chars`.
+The tool results of one wire-level user message may total at most `tool_result_budget_chars`
+(200,000 in a 200K window, less in a smaller one: `thresholds.tool_result_budget_chars`).
 Results are grouped exactly as normalization merges them: only an assistant reply closes a
 group, and a repeated `message_id` (one streamed reply split into entries) does not. Each
 result is in one of three partitions, by tool_use_id:
@@ -114,7 +115,7 @@ class ToolResultBudget:
                     eligible = (
                         not block.has_image()
                         and not is_persisted_preview(block.text())
-                        and names.get(tool_use_id) not in config.unlimited_tools
+                        and (names.get(tool_use_id) not in config.unlimited_tools or not config.unlimited_tools_exempt)
                     )
                     if eligible:
                         fresh.append(_Candidate(index, block, size))

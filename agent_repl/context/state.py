@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Literal
 
 from agent_repl.context.facts import FactCache
+from agent_repl.context.thresholds import REFERENCE_WINDOW, effective_window, tool_result_budget_chars
 from agent_repl.core.messages import Usage, UserMessage, utc_now
 from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
 
@@ -27,25 +28,37 @@ class PipelineConfig:
     tool_result_budget_chars: int = 200_000
     # Tools whose results are never replaced (unlimited max_result_size_chars: Read).
     unlimited_tools: frozenset[str] = frozenset({"Read"})
+    # They bound their own output for a 200K window (R3.2.3); in a smaller one, where two such
+    # results can fill the window, they are budgeted like the rest.
+    unlimited_tools_exempt: bool = True
     # Tools whose old results microcompact may clear.
     clearable_tools: frozenset[str] = frozenset({"Read", "Bash", "Grep", "Glob"})
     # Time-based microcompact: the server cache is cold after this gap (R3.4.1).
     cache_cold_gap_minutes: float = 60.0
     keep_recent_tool_results: int = 5
     # Cached microcompact (R3.4.2): when more clearable results than the trigger are live in the
-    # cache, delete the oldest down to `cached_keep`.
+    # cache, delete the oldest down to `cached_keep`. A delete keeps the rest of the prefix a
+    # cache read, so it is the cheapest way to stay small. Over the replay benchmark's 200K-window
+    # sessions 40/20 cost 6,477K units, 30/15 5,877K, 25/12 5,486K and 20/10 5,221K; 25/12 keeps
+    # the cache-read share of tests/e2e/test_long_session.py at 0.91 (20/10: 0.89, since what
+    # is deleted is no longer read) and the model's last twelve results in view.
     cache_editing: bool = False
-    cached_trigger: int = 40
-    cached_keep: int = 20
+    cached_trigger: int = 25
+    cached_keep: int = 12
     # Public fallback when the endpoint has no cache editing (clear_tool_uses_20250919).
     api_context_management: bool = True
     api_clear_trigger_tokens: int = 100_000
     api_clear_keep_tool_uses: int = 5
-    # Automatic snip (R3.3.2): only over this share of the effective window.
-    # Every automatic snip rewrites the cached prefix from the snip point, which costs about what a
-    # compaction does, so it runs only past the autocompact threshold (0.928 of a 180K effective
-    # window): when a single turn jumps over it, or when nothing else manages the context.
+    # Automatic snip (R3.3.2): only over this share of the effective window, and only while no
+    # summary manages the context. Every automatic snip rewrites the cached prefix from the snip
+    # point, which costs about what a compaction does, and with autocompact on the compaction
+    # follows a few requests later anyway (the replay benchmark measured a snip-then-compact
+    # session 9% dearer). So it is the fallback for sessions where autocompact is off or its
+    # circuit breaker has opened: there it keeps the session under the blocking limit.
     auto_snip_threshold: float = 0.95
+    # Whether autocompact will summarize before the view outgrows the window (settings, strategy
+    # and circuit breaker); kept up to date by bootstrap and the compactor.
+    autocompact_on: bool = False
     context_window: int = 200_000
     effective_window: int = 180_000
     # cl100k tokens of the system prompt and tool definitions (the usage covers them after the
@@ -53,6 +66,13 @@ class PipelineConfig:
     fixed_prompt_cl100k: int = 0
     # Main thread only: a sub-agent or a compaction request must not touch the cached registry.
     main_thread: bool = True
+
+    def set_window(self, context_window: int) -> None:
+        """The window and what derives from it: the effective window and the tool-result budget."""
+        self.context_window = context_window
+        self.effective_window = effective_window(context_window)
+        self.tool_result_budget_chars = tool_result_budget_chars(self.effective_window)
+        self.unlimited_tools_exempt = context_window >= REFERENCE_WINDOW
 
 
 @dataclass

@@ -4,6 +4,12 @@
     autocompact at       = effective window - 13,000
     warning from         = autocompact threshold - 20,000
     blocking limit       = effective window - 3,000 (only enforced when autocompact is off)
+
+The seeds' amounts are for a 200K window (an effective window of 180K). A smaller window scales
+them down in proportion, so it compacts at the same share of the window (83.5%) instead of
+much earlier: with fixed amounts a 50K window would compact at 17K tokens, a third of it, and
+pay for a new cached prefix several times as often (measured by the replay benchmark,
+BENCHMARKS.md). Larger windows keep the fixed amounts. The tool-result budget scales the same way.
 """
 
 from __future__ import annotations
@@ -12,22 +18,37 @@ SUMMARY_RESERVE_TOKENS = 20_000
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
 WARNING_BUFFER_TOKENS = 20_000
 BLOCKING_BUFFER_TOKENS = 3_000
+# The tool results of one wire-level user message (R3.2.1).
+TOOL_RESULT_BUDGET_CHARS = 200_000
+# The window the amounts above are meant for, and its effective window.
+REFERENCE_WINDOW = 200_000
+REFERENCE_EFFECTIVE_WINDOW = REFERENCE_WINDOW - SUMMARY_RESERVE_TOKENS
+
+
+def _scaled(amount: int, size: int, reference: int) -> int:
+    return amount if size >= reference else round(amount * size / reference)
 
 
 def effective_window(context_window: int, max_output_tokens: int = SUMMARY_RESERVE_TOKENS) -> int:
-    return context_window - min(max_output_tokens, SUMMARY_RESERVE_TOKENS)
+    return context_window - min(max_output_tokens, _scaled(SUMMARY_RESERVE_TOKENS, context_window, REFERENCE_WINDOW))
 
 
 def autocompact_threshold(effective: int) -> int:
-    return effective - AUTOCOMPACT_BUFFER_TOKENS
+    return effective - _scaled(AUTOCOMPACT_BUFFER_TOKENS, effective, REFERENCE_EFFECTIVE_WINDOW)
 
 
 def warning_threshold(effective: int) -> int:
-    return autocompact_threshold(effective) - WARNING_BUFFER_TOKENS
+    return autocompact_threshold(effective) - _scaled(WARNING_BUFFER_TOKENS, effective, REFERENCE_EFFECTIVE_WINDOW)
 
 
 def blocking_limit(effective: int) -> int:
-    return effective - BLOCKING_BUFFER_TOKENS
+    return effective - _scaled(BLOCKING_BUFFER_TOKENS, effective, REFERENCE_EFFECTIVE_WINDOW)
+
+
+def tool_result_budget_chars(effective: int) -> int:
+    """200,000 characters (about 50K tokens) in a 200K window, in proportion in a smaller one: a
+    50K window could not take a 200,000-character message at all."""
+    return _scaled(TOOL_RESULT_BUDGET_CHARS, effective, REFERENCE_EFFECTIVE_WINDOW)
 
 
 def should_autocompact(tokens: int, effective: int, *, enabled: bool = True) -> bool:

@@ -138,3 +138,28 @@ def test_replacement_is_re_emitted_byte_for_byte_after_resume_from_records(tmp_p
     tampered = [ContentReplacementRecord(tool_use_id="b", replacement="RECORDED TEXT")]
     state = rebuild_state(PipelineState(config=PipelineConfig(tool_result_budget_chars=BUDGET)), history, tampered)
     assert wire_results(pipeline(tmp_path, state).project(history))["b"].startswith("RECORDED TEXT")
+
+
+def test_the_budget_follows_the_window_and_a_small_one_budgets_unlimited_tools_too(tmp_path):
+    config = PipelineConfig()
+    config.set_window(200_000)
+    assert (config.effective_window, config.tool_result_budget_chars, config.unlimited_tools_exempt) == (
+        180_000,
+        200_000,
+        True,
+    )
+    config.set_window(1_000_000)
+    assert config.tool_result_budget_chars == 200_000 and config.unlimited_tools_exempt
+    config.set_window(50_000)
+    assert (config.effective_window, config.tool_result_budget_chars, config.unlimited_tools_exempt) == (
+        45_000,
+        50_000,
+        False,
+    )
+    # Two Reads of 30,000 characters each fit a 200K window's budget; a 50K window sends the larger as a preview.
+    history = [UserMessage(content="go"), call("r1", "m1", name="Read"), call("r2", "m1", name="Read"), result("r1", 30_000), result("r2", 31_000)]
+    small = pipeline(tmp_path / "small", PipelineState(config=config))
+    assert [r.tool_use_id for r in small.project(history).records] == ["r2"]
+    large = PipelineConfig()
+    large.set_window(200_000)
+    assert pipeline(tmp_path / "large", PipelineState(config=large)).project(history).records == []

@@ -42,6 +42,21 @@ def test_thresholds_for_a_200k_window_match_the_seeds():
     assert effective_window(200_000, max_output_tokens=8_000) == 192_000
 
 
+def test_smaller_windows_scale_the_amounts_and_compact_at_the_same_share():
+    effective = effective_window(50_000)
+    assert effective == 45_000  # a 5K reserve: 10% of the window, as 20K is of 200K
+    assert autocompact_threshold(effective) == 41_750  # 83.5% of the window, as 167K is of 200K
+    assert warning_threshold(effective) == 36_750
+    assert blocking_limit(effective) == 44_250
+    assert effective_window(50_000, max_output_tokens=2_000) == 48_000
+    # Larger windows keep the seeds' fixed amounts.
+    big = effective_window(1_000_000)
+    assert big == 980_000 and autocompact_threshold(big) == 967_000 and blocking_limit(big) == 977_000
+    for window in (20_000, 60_000, 100_000, 150_000, 200_000):
+        effective = effective_window(window)
+        assert warning_threshold(effective) < autocompact_threshold(effective) < blocking_limit(effective) < effective
+
+
 def test_prompt_too_long_gap_is_read_from_the_api_message():
     class Error(Exception):
         message = "prompt is too long: 200251 tokens > 200000 maximum"

@@ -362,7 +362,7 @@ def test_restore_takes_the_last_record_and_rewrites_a_missing_file(tmp_path):
 
 def test_extraction_waits_until_halfway_to_compaction_then_refreshes_every_quarter():
     assert extraction_thresholds(autocompact_threshold(effective_window(200_000))) == (83_500, 41_750)
-    assert extraction_thresholds(autocompact_threshold(effective_window(60_000))) == (13_500, 6_750)
+    assert extraction_thresholds(autocompact_threshold(effective_window(60_000))) == (25_050, 12_525)
 
 
 async def test_a_failure_to_measure_the_conversation_never_reaches_the_turn(tmp_path):

@@ -70,7 +70,7 @@ async def test_memory_is_extracted_in_the_background_from_the_cached_prefix_and_
     project.mkdir()
     env = {"AGENT_REPL_HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
     # A small window, so the conversation gets halfway to compaction within a few turns.
-    settings = load_settings(cwd=project, env=env, overrides={"skip_permissions": True, "context_window": 60_000})
+    settings = load_settings(cwd=project, env=env, overrides={"skip_permissions": True, "context_window": 32_000})
     session = await open_session(settings, project)
     memory = session.memory
     prompts: list[str] = []

@@ -62,6 +62,7 @@ async def test_the_api_key_never_reaches_a_file_and_session_files_are_private(pr
                "AGENT_REPL_CONTEXT_WINDOW": "40000"}
         settings = load_settings(cwd=project, env=env, overrides={"skip_permissions": True})
         session = await open_session(settings, project)
+        session.memory.first_after_tokens = 1_000  # notes after the first turn, so they can be searched too
         results: list[ToolResultEvent] = []
         try:
             for prompt in ("show me the environment", "and again"):
