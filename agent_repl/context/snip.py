@@ -302,7 +302,8 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
 
 class SnipStage:
     """Automatic snip: over `auto_snip_threshold` of the effective window, snip-safe spans go,
-    oldest first, until the count is under 90% of that threshold. Below it, one cheap count."""
+    oldest first, until the count is under 90% of that threshold. Below it, one cheap count.
+    While autocompact is on it stands aside: the compaction is the one rewrite of the prefix."""
 
     name = "snip"
 
@@ -310,6 +311,8 @@ class SnipStage:
         self.keep_recent = keep_recent
 
     def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+        if state.config.autocompact_on:
+            return StageOutcome(view)
         threshold = state.config.auto_snip_threshold * state.config.effective_window
         tokens = token_count_with_estimation(view, state)
         if threshold <= 0 or tokens <= threshold:

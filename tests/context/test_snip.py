@@ -303,3 +303,15 @@ def test_results_microcompact_already_handled_and_cache_edit_anchors_are_left_al
     outcome = SnipStage(keep_recent=10).apply(view, state, dry_run=True)
     # r0 was cleared, r1 deleted from the cache, r2's result carries the pinned edit: nothing is left.
     assert outcome.view is view and outcome.detail == "over the threshold, nothing snip-safe"
+
+
+def test_while_autocompact_is_on_the_automatic_snip_stands_aside():
+    # The compaction that follows is the one rewrite of the cached prefix; a snip first would be a second.
+    view = long_history(14)
+    state = over_threshold_state(view)
+    state.config.autocompact_on = True
+    outcome = SnipStage(keep_recent=10).apply(view, state, dry_run=False)
+    assert outcome.view is view and outcome.records == [] and state.snip.snipped == set()
+    # Autocompact off (settings, or its circuit breaker opened): the snip keeps the session going.
+    state.config.autocompact_on = False
+    assert SnipStage(keep_recent=10).apply(view, state, dry_run=False).records
