@@ -143,3 +143,14 @@ def test_without_cache_editing_the_public_context_management_edits_are_sent():
         "type": "clear_thinking_20251015",
         "keep": {"type": "thinking_turns", "value": 1},
     }
+
+
+def test_with_autocompact_on_the_server_never_clears_tool_uses():
+    # Past its trigger that edit moves the cache boundary on every request; the compaction is cheaper.
+    history = history_with_results(2)
+    assert make(PipelineConfig(autocompact_on=True), T0 + timedelta(minutes=2)).project(history).body_extras == {}
+    history.insert(1, AssistantMessage(message_id="m0", content=[ThinkingBlock(thinking="hm", signature="s")],
+                                      timestamp=iso_timestamp(T0)))
+    thinking = make(PipelineConfig(autocompact_on=True), T0 + timedelta(minutes=2)).project(history)
+    assert thinking.body_extras["context_management"]["edits"] == [{"type": "clear_thinking_20251015", "keep": "all"}]
+    assert thinking.betas == [CONTEXT_MANAGEMENT_BETA]
