@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_repl.context.attachments import recently_read_files, standing_context
@@ -78,6 +79,15 @@ def current_turn_start(view: list[Message], state: PipelineState, max_tokens: in
         if round_start:
             return index if estimate_messages(view[index:], state) <= max_tokens else None
     return None
+
+
+def first_unsent_entry(view: list[Message], state: PipelineState) -> Message | None:
+    """The first entry the last main request did not send: its reply (the usage anchor) onwards."""
+    anchor = state.tokens.last_usage_anchor
+    reply = next((m for m in reversed(view) if m.uuid == anchor), None)
+    if not isinstance(reply, AssistantMessage):
+        return None
+    return next(m for m in view if isinstance(m, AssistantMessage) and m.message_id == reply.message_id)
 
 
 def kept_tail_budget(state: PipelineState) -> int:
@@ -151,6 +161,7 @@ class Compactor:
             self.consecutive_failures += 1
             if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES and not self.disabled:
                 self.disabled = True
+                self.pipeline.state.config.autocompact_on = False  # automatic snip takes over
                 outcome.message += (
                     f" Automatic compaction failed {MAX_CONSECUTIVE_FAILURES} times in a row, so it is off "
                     "for the rest of this session; /compact still works."
@@ -184,21 +195,37 @@ class Compactor:
         return outcome
 
     async def _full(
-        self, session: Session, view: list[Message], before: int, trigger: Trigger, instructions: str | None
+        self, session: Session, view: list[Message], tokens_before: int, trigger: Trigger, instructions: str | None
     ) -> CompactionOutcome:
         state = self.pipeline.state
         question = summary_request(instructions)
+        budget = kept_tail_budget(state)
+        start = current_turn_start(view, state, budget)
+        # What the last request sent is in the cache; what came after it (its reply, new results, a
+        # new prompt) is kept verbatim in the tail, so it need not be summarized and the summary
+        # request writes nothing but its question.
+        cut = first_unsent_entry(view, state)
+        earlier = min(start, view.index(cut)) if cut is not None and start is not None else None
+        if earlier is not None and estimate_messages(view[earlier:], state) <= budget:
+            start = earlier
+        else:
+            cut = None
+        fork = partial(
+            fork_request,
+            session,
+            question,
+            max_tokens=self.summary_max_tokens,
+            before_uuid=cut.uuid if cut is not None else None,
+        )
         transform = None
         for attempt in range(MAX_PTL_RETRIES + 1):
             try:
                 memory = getattr(session, "memory", None)
                 if memory is not None:
                     async with memory.paused():
-                        response = await fork_request(
-                            session, question, max_tokens=self.summary_max_tokens, transform=transform
-                        )
+                        response = await fork(transform=transform)
                 else:
-                    response = await fork_request(session, question, max_tokens=self.summary_max_tokens, transform=transform)
+                    response = await fork(transform=transform)
             except Exception as exc:
                 gap = prompt_too_long_gap(exc)
                 if "prompt is too long" not in str(exc) or attempt == MAX_PTL_RETRIES:
@@ -213,9 +240,8 @@ class Compactor:
             text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
             summary = extract_summary(text)
             if not summary:
-                return CompactionOutcome(False, trigger, "Compaction failed: the summary came back empty.", before)
-            start = current_turn_start(view, state, kept_tail_budget(state))
-            return await self._install(session, view, before, trigger, summary, view[start].uuid if start else None)
+                return CompactionOutcome(False, trigger, "Compaction failed: the summary came back empty.", tokens_before)
+            return await self._install(session, view, tokens_before, trigger, summary, view[start].uuid if start else None)
         raise CompactionError("unreachable")
 
     async def _install(

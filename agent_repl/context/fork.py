@@ -35,10 +35,21 @@ async def fork_request(
     *,
     max_tokens: int,
     transform: WireTransform | None = None,
+    before_uuid: str | None = None,
 ) -> ModelResponse:
-    """Ask `question` about the conversation as the model currently sees it; costs are added to the session."""
+    """Ask `question` about the conversation as the model currently sees it; costs are added to the session.
+
+    `before_uuid`: send only the wire messages before the one built from that history entry (when
+    what comes before it ends with a user message), e.g. only what the last main request sent, so
+    the fork reads that whole request from the cache and writes nothing but the question.
+    """
     projection = session.projector.project(session.messages, dry_run=True)
-    wire = transform(projection.wire) if transform else projection.wire
+    wire = projection.wire
+    if before_uuid is not None:
+        cut = next((i for i, sources in enumerate(projection.wire_sources) if before_uuid in sources), None)
+        if cut and wire[cut - 1]["role"] == "user":
+            wire = wire[:cut]
+    wire = transform(wire) if transform else wire
     body = build_request(
         model=session.model,
         max_tokens=max_tokens,

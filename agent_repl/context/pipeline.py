@@ -161,6 +161,7 @@ class Pipeline:
             new_messages=new_messages,
             body_extras=body_extras,
             betas=betas,
+            wire_sources=[d.sources for d in drafts],
         )
 
     def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:

@@ -36,6 +36,8 @@ class Projection:
     new_messages: list[Message] = field(default_factory=list)
     body_extras: dict[str, Any] = field(default_factory=dict)
     betas: list[str] = field(default_factory=list)
+    # For each wire message, the uuids of the history entries it was built from.
+    wire_sources: list[list[str]] = field(default_factory=list)
 
 
 class Projector(Protocol):

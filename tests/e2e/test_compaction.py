@@ -22,6 +22,7 @@ from .compaction_support import (
     run,
     settings_for,
 )
+from .conftest import strip_cache_control
 
 WINDOW = 60_000
 
@@ -67,6 +68,13 @@ async def test_two_hundred_requests_in_a_small_window_never_overflow_and_keep_ev
         assert len(summaries) >= compactions - from_memory
         assert all(e.usage["cache_read_input_tokens"] > 0 for e in summaries + memories)
         assert all(e.status == 200 for e in server.recordings.messages)
+        # A summary request is the last main request plus the question: it reads that request from
+        # the cache and writes only the question (what came after it is kept verbatim instead).
+        for summary in summaries:
+            before = [e for e in main if e.request_index < summary.request_index][-1]
+            sent, asked = strip_cache_control(before.body["messages"]), strip_cache_control(summary.body["messages"])
+            assert asked[:-1] == sent[:-1] and asked[-1]["content"][:-1] == sent[-1]["content"]
+            assert summary.usage["cache_creation_input_tokens"] < 1_000, summary.usage
         final = json.dumps(main[-1].body["messages"])
         missing = [t for t in range(turns) if json.dumps(prompt(t))[1:-1] not in final]
         assert not missing, missing
