@@ -124,3 +124,14 @@ def test_memory_requests_get_the_same_shape() -> None:
     text = reply.content[0]["text"]
     assert "session memory" in text
     assert all(s in text for s in SECTIONS)
+
+
+def test_a_quote_with_a_carriage_return_survives_a_second_summary() -> None:
+    from agent_repl.emulator.policies.summary import quoted_in_earlier_summary
+
+    typed = "first line\r\nsecond line"
+    earlier = (
+        "This session is being continued from a previous conversation.\n\n6. All User Messages:\n"
+        f"   - {typed}\n   - another\n\n7. Pending Tasks:\n   - none\n"
+    )
+    assert quoted_in_earlier_summary(earlier) == [typed, "another"]

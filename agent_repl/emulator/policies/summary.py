@@ -59,7 +59,8 @@ def quoted_in_earlier_summary(text: str) -> list[str]:
     # Quotes are verbatim, so a later line of a multi-line message is not indented: it belongs to
     # the bullet above it. (Re-rendering the parts reproduces the original text either way.)
     quotes: list[str] = []
-    for line in section.rstrip("\n").splitlines():
+    # Split on "\n" only: splitlines() would also break at a "\r" inside a quote and lose it.
+    for line in section.strip("\n").split("\n"):
         if line.startswith("   - ") or not quotes:
             quotes.append(line.removeprefix("   - "))
         else:
