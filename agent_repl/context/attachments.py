@@ -43,8 +43,8 @@ def _numbered(text: str) -> str:
 
 
 def reinjection_budget(effective_window: int) -> int:
-    """50K tokens in a 200K window; in smaller windows a tenth of the window, so a compaction
-    leaves room to work instead of refilling the context with files."""
+    """A tenth of the effective window (18K tokens in a 200K window), at most the seeds' 50K, so a
+    compaction leaves room to work instead of refilling the context with files."""
     return min(MAX_TOKENS_TOTAL, effective_window // 10)
 
 

@@ -29,6 +29,11 @@ def _scaled(amount: int, size: int, reference: int) -> int:
     return amount if size >= reference else round(amount * size / reference)
 
 
+def scaled_amount(amount: int, effective: int) -> int:
+    """An amount the seeds give for a 200K window, for a window with this effective size."""
+    return _scaled(amount, effective, REFERENCE_EFFECTIVE_WINDOW)
+
+
 def effective_window(context_window: int, max_output_tokens: int = SUMMARY_RESERVE_TOKENS) -> int:
     return context_window - min(max_output_tokens, _scaled(SUMMARY_RESERVE_TOKENS, context_window, REFERENCE_WINDOW))
 
