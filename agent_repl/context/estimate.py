@@ -53,10 +53,11 @@ def last_usage_index(view: list[Message], state: PipelineState) -> int | None:
 
 
 def freed_since_usage(state: PipelineState) -> int:
-    """Tokens snip and collapse took out of the view after the last usage, which still counts them."""
+    """Tokens snip, collapse and microcompact took out of the view (or, with cache editing, out of
+    the server's cached prefix) after the last usage, which still counts them."""
     collapse = state.collapse
     collapsed = collapse.freed_since_usage if collapse.freed_anchor == state.tokens.last_usage_anchor else 0
-    return state.snip.tokens_freed_since_usage + collapsed
+    return state.snip.tokens_freed_since_usage + collapsed + state.microcompact.freed_since_usage
 
 
 def token_count_with_estimation(view: list[Message], state: PipelineState) -> int:

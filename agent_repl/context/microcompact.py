@@ -115,6 +115,7 @@ class Microcompact:
         if dry_run:
             return outcome
         mc.cleared = cleared
+        mc.freed_since_usage += saved_tokens
         # The server cache is cold: edits pinned into it point at nothing now.
         mc.deleted.clear()
         mc.pinned.clear()
@@ -156,6 +157,7 @@ class Microcompact:
         if dry_run:
             return outcome
         anchor = view[-1].uuid
+        mc.freed_since_usage += saved
         mc.deleted.update(to_delete)
         mc.pinned.append(PinnedCacheEdit(anchor, list(to_delete)))
         mc.deleted_tokens_baseline = mc.deleted_tokens_reported

@@ -204,6 +204,7 @@ class Pipeline:
         tokens.last_usage_anchor = anchor_uuid
         tokens.pending_estimate = None
         self.state.snip.tokens_freed_since_usage = 0
+        self.state.microcompact.freed_since_usage = 0
         new_messages: list[Message] = []
         if usage.cache_deleted_input_tokens > mc.deleted_tokens_reported:
             saved = usage.cache_deleted_input_tokens - mc.deleted_tokens_baseline

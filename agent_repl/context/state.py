@@ -108,6 +108,8 @@ class MicrocompactState:
     # before the newest edit, so the newest edit's own saving is the difference.
     deleted_tokens_reported: int = 0
     deleted_tokens_baseline: int = 0
+    # Tokens cleared or deleted after the last usage, which still counts them (estimates subtract them).
+    freed_since_usage: int = 0
 
 
 @dataclass

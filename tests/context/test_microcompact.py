@@ -154,3 +154,21 @@ def test_with_autocompact_on_the_server_never_clears_tool_uses():
     thinking = make(PipelineConfig(autocompact_on=True), T0 + timedelta(minutes=2)).project(history)
     assert thinking.body_extras["context_management"]["edits"] == [{"type": "clear_thinking_20251015", "keep": "all"}]
     assert thinking.betas == [CONTEXT_MANAGEMENT_BETA]
+
+
+def test_the_estimate_subtracts_results_deleted_after_the_last_usage():
+    # The last usage still counts the results this request deletes from the cache; the API will not.
+    config = PipelineConfig(cache_editing=True, cached_trigger=6, cached_keep=3)
+    history = history_with_results(8)
+    p = make(config, T0 + timedelta(minutes=2))
+    anchor = next(m for m in reversed(history) if isinstance(m, AssistantMessage))
+    p.observe_response(Usage(input_tokens=10, cache_read_input_tokens=5_000), anchor_uuid=anchor.uuid)
+    untouched = p.project(history, dry_run=True)
+    projection = p.project(history)
+    [microcompact] = [r for r in projection.reports if r.stage == "microcompact"]
+    freed = microcompact.tokens_before - microcompact.tokens_after
+    assert freed > 0 and p.state.microcompact.freed_since_usage == freed
+    assert projection.estimated_tokens == untouched.estimated_tokens - freed
+    # The next usage counts without them: nothing is subtracted twice.
+    p.observe_response(Usage(input_tokens=10, cache_read_input_tokens=4_000), anchor_uuid=history[-1].uuid)
+    assert p.state.microcompact.freed_since_usage == 0
