@@ -7,6 +7,8 @@
 2. Cached (cache editing, only where the endpoint advertises it, main thread only): the view
    is unchanged; old results are deleted from the server's cached prefix by a `cache_edits`
    block pinned to the message where it was first sent, so no byte the cache has seen moves.
+   It runs when more than `cached_trigger` results are live, or when they fill more than
+   `cached_trigger_share` of the effective window (a small window never holds many results).
 3. Otherwise the public `context_management` edits: thinking is kept, or only the last turn's
    after an idle hour (R3.4.3); and, only while autocompact is off, the server clears old tool
    uses past a trigger. Once past its trigger that edit clears one more result on every request,
@@ -81,6 +83,10 @@ def _result_text(view: list[Message], tool_use_id: str) -> str:
     return ""
 
 
+# The size rule never deletes the newest few results, however large.
+MIN_KEPT_BY_SIZE = 3
+
+
 class Microcompact:
     name = "microcompact"
 
@@ -149,9 +155,25 @@ class Microcompact:
             for index, tid in clearable_results(view, state)
             if index not in unsent and tid not in mc.deleted and tid not in mc.cleared
         ]
-        if len(live) <= config.cached_trigger or not view:
+        sizes = {tid: text_cl100k(_result_text(view, tid), state) for tid in live} if config.cached_trigger_share else {}
+        live_tokens = round(sum(sizes.values()) * state.tokens.ratio)
+        by_size = config.cached_trigger_share and live_tokens > config.cached_trigger_share * config.effective_window
+        if not view or (len(live) <= config.cached_trigger and not by_size):
             return StageOutcome(view, detail=f"{len(mc.deleted)} deleted from the cache")
-        to_delete = live[: len(live) - config.cached_keep]
+        to_delete = live[: len(live) - config.cached_keep] if len(live) > config.cached_trigger else []
+        if by_size:
+            # Oldest first, until what stays live is under the keep share (the newest few always stay).
+            target = config.cached_keep_share * config.effective_window
+            count, remaining = 0, live_tokens
+            for tid in live[: len(live) - MIN_KEPT_BY_SIZE]:
+                if remaining <= target:
+                    break
+                remaining -= round(sizes[tid] * state.tokens.ratio)
+                count += 1
+            if count > len(to_delete):
+                to_delete = live[:count]
+        if not to_delete:
+            return StageOutcome(view, detail=f"{len(mc.deleted)} deleted from the cache")
         saved = round(sum(text_cl100k(_result_text(view, tid), state) for tid in to_delete) * state.tokens.ratio)
         outcome = StageOutcome(view, saved_tokens=saved, items=len(to_delete), detail="cache edit")
         if dry_run:

@@ -45,6 +45,12 @@ class PipelineConfig:
     cache_editing: bool = False
     cached_trigger: int = 25
     cached_keep: int = 12
+    # Also by size: when the live results pass half the effective window, delete the oldest until
+    # they are under a quarter of it (0 turns the size rule off). A small window never holds 25
+    # results; there this rule made the replay benchmark's 50K sessions 11% cheaper (4,145K ->
+    # 3,672K units) with 2 compactions instead of 36, and its 200K sessions 7% cheaper.
+    cached_trigger_share: float = 0.5
+    cached_keep_share: float = 0.25
     # Public fallback when the endpoint has no cache editing (clear_tool_uses_20250919).
     api_context_management: bool = True
     api_clear_trigger_tokens: int = 100_000

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from agent_repl.context.estimate import text_cl100k
 from agent_repl.context.microcompact import CONTEXT_MANAGEMENT_BETA, Microcompact
 from agent_repl.context.pipeline import CACHE_EDITING_BETA, Pipeline
 from agent_repl.context.resume import rebuild_state
@@ -172,3 +173,23 @@ def test_the_estimate_subtracts_results_deleted_after_the_last_usage():
     # The next usage counts without them: nothing is subtracted twice.
     p.observe_response(Usage(input_tokens=10, cache_read_input_tokens=4_000), anchor_uuid=history[-1].uuid)
     assert p.state.microcompact.freed_since_usage == 0
+
+
+def test_cached_microcompact_also_deletes_by_size_when_few_large_results_fill_the_window():
+    history = history_with_results(8)  # about 150 tokens each: 1,200 live
+    config = PipelineConfig(cache_editing=True, cached_trigger=100, effective_window=2_000)
+    config.cached_trigger_share, config.cached_keep_share = 0.5, 0.25
+    projection = make(config, T0 + timedelta(minutes=2)).project(history)
+    [record] = projection.records
+    deleted = record.tool_use_ids
+    assert deleted == [f"t{i}" for i in range(len(deleted))]  # the oldest, in order
+    state = PipelineState(config=config)
+    sizes = [round(text_cl100k(f"result {i} " * 50, state) * state.tokens.ratio) for i in range(8)]
+    assert sum(sizes) > 0.5 * 2_000
+    live_after = sum(sizes[len(deleted) :])
+    assert live_after <= 0.25 * 2_000 < live_after + sizes[len(deleted) - 1]  # no more than needed
+    # Under half the window nothing happens; the size rule off, nothing happens either.
+    assert not make(PipelineConfig(cache_editing=True, cached_trigger=100, effective_window=3_000,
+                                   cached_trigger_share=0.5, cached_keep_share=0.25), T0).project(history).records
+    assert not make(PipelineConfig(cache_editing=True, cached_trigger=100, effective_window=2_000,
+                                   cached_trigger_share=0.0), T0).project(history).records
