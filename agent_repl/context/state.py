@@ -39,9 +39,10 @@ class PipelineConfig:
     # Cached microcompact (R3.4.2): when more clearable results than the trigger are live in the
     # cache, delete the oldest down to `cached_keep`. A delete keeps the rest of the prefix a
     # cache read, so it is the cheapest way to stay small. Over the replay benchmark's 200K-window
-    # sessions 40/20 cost 6,477K units, 30/15 5,877K, 25/12 5,486K and 20/10 5,221K; 25/12 keeps
-    # the cache-read share of tests/e2e/test_long_session.py at 0.91 (20/10: 0.89, since what
-    # is deleted is no longer read) and the model's last twelve results in view.
+    # sessions (before the size rule below) 40/20 cost 6,477K units, 30/15 5,877K, 25/12 5,486K
+    # and 20/10 5,221K; 25/12 keeps the cache-read share of tests/e2e/test_long_session.py at
+    # 0.91 (20/10: 0.89, since what is deleted is no longer read) and the model's last twelve
+    # results in view.
     cache_editing: bool = False
     cached_trigger: int = 25
     cached_keep: int = 12
