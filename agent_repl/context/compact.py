@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agent_repl.context.attachments import recently_read_files, standing_context
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
-from agent_repl.context.fork import fork_request
+from agent_repl.context.fork import CUT_OFF_STOP_REASONS, fork_request
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount, should_autocompact
@@ -122,11 +122,21 @@ def drop_oldest_rounds(wire: list[dict[str, Any]], gap: int | None, estimate: An
             freed += sum(estimate(m) for m in rounds[drop])
             drop += 1
     kept = [m for group in rounds[drop:] for m in group]
+    # What the user typed in the dropped rounds, and an earlier compaction's summary (the only
+    # record of every user message before it), stay: they are small and must not be forgotten.
+    carried = [
+        b
+        for group in rounds[:drop]
+        for m in group
+        if m["role"] == "user"
+        for b in m["content"]
+        if b.get("type") == "text" and not str(b.get("text", "")).lstrip().startswith("<system-reminder>")
+    ]
     # The first kept message may answer a tool call that was dropped: keep its other content only.
     first = kept[0]
-    content = [b for b in first["content"] if b.get("type") != "tool_result"] or [
-        {"type": "text", "text": "[Earlier conversation omitted from this summary request]"}
-    ]
+    content = carried + [b for b in first["content"] if b.get("type") != "tool_result"]
+    if len(content) == len(carried):
+        content.append({"type": "text", "text": "[Earlier conversation omitted from this summary request]"})
     return [{**first, "content": content}, *kept[1:]]
 
 
@@ -231,21 +241,31 @@ class Compactor:
                 else:
                     response = await fork(transform=transform)
             except Exception as exc:
-                gap = prompt_too_long_gap(exc)
                 if "prompt is too long" not in str(exc) or attempt == MAX_PTL_RETRIES:
                     raise
-                previous = transform
+                gap = prompt_too_long_gap(exc)
+            else:
+                if response.stop_reason not in CUT_OFF_STOP_REASONS:
+                    text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
+                    summary = extract_summary(text)
+                    if not summary:
+                        return CompactionOutcome(
+                            False, trigger, "Compaction failed: the summary came back empty.", tokens_before
+                        )
+                    return await self._install(
+                        session, view, tokens_before, trigger, summary, view[start].uuid if start else None
+                    )
+                # A summary cut off (at the window's edge, or the output cap) would lose what it
+                # had not reached yet, such as the later user messages: make room and ask again.
+                if attempt == MAX_PTL_RETRIES:
+                    raise CompactionError(f"the summary was cut off ({response.stop_reason}) every time")
+                gap = None
+            previous = transform
 
-                def transform(wire, previous=previous, gap=gap):  # type: ignore[no-untyped-def]
-                    wire = previous(wire) if previous else wire
-                    return drop_oldest_rounds(wire, gap, lambda m: _wire_tokens(m, state))
+            def transform(wire, previous=previous, gap=gap):  # type: ignore[no-untyped-def]
+                wire = previous(wire) if previous else wire
+                return drop_oldest_rounds(wire, gap, lambda m: _wire_tokens(m, state))
 
-                continue
-            text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
-            summary = extract_summary(text)
-            if not summary:
-                return CompactionOutcome(False, trigger, "Compaction failed: the summary came back empty.", tokens_before)
-            return await self._install(session, view, tokens_before, trigger, summary, view[start].uuid if start else None)
         raise CompactionError("unreachable")
 
     async def _install(

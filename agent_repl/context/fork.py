@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from agent_repl.core.session import Session
 
 WireTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+# Stop reasons of a reply that ended before it was finished: its answer is incomplete.
+CUT_OFF_STOP_REASONS = ("max_tokens", "model_context_window_exceeded")
 
 
 def append_question(wire: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.compact_prompt import extract_summary, memory_request
 from agent_repl.context.estimate import estimate_message
-from agent_repl.context.fork import fork_request
+from agent_repl.context.fork import CUT_OFF_STOP_REASONS, fork_request
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.transcript.paths import FILE_MODE, ensure_private_dir
@@ -144,8 +144,9 @@ class SessionMemory:
             tokens = projection.estimated_tokens
             last_uuid = projection.view[-1].uuid
             response = await fork_request(session, memory_request(), max_tokens=self.max_tokens)
-            if response.stop_reason == "max_tokens":
-                raise MemoryExtractionError("the notes were cut off at the output limit")
+            if response.stop_reason in CUT_OFF_STOP_REASONS:
+                # Cut-off notes would drop what they had not reached (the later user messages).
+                raise MemoryExtractionError(f"the notes were cut off ({response.stop_reason})")
             content = extract_summary("".join(b.text for b in response.content if isinstance(b, TextBlock)))
             if not content:
                 raise MemoryExtractionError("the reply held no notes")

@@ -10,6 +10,7 @@ from agent_repl.context.compact import (
     drop_oldest_rounds,
     prompt_too_long_gap,
 )
+from agent_repl.context.compact_prompt import continuation_message
 from agent_repl.context.pipeline import slice_after_compact_boundary
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import (
@@ -84,6 +85,22 @@ def test_drop_oldest_rounds_covers_the_gap_or_a_fifth_and_never_orphans_results(
     assert len(wire) - len(fifth) == 4  # 11 rounds // 5 = 2 rounds of two messages
     with pytest.raises(CompactionError):
         drop_oldest_rounds(wire[:1], 10, lambda m: 100)
+
+
+def test_dropping_rounds_keeps_an_earlier_summary_and_what_the_user_typed():
+    # Found by the replay benchmark: a summary request retried without its oldest rounds lost the
+    # earlier summary at the front, and with it seven user messages.
+    wire = wire_rounds(10)
+    summary = {"type": "text", "text": continuation_message("6. All User Messages:\n   - the first request")}
+    reminder = {"type": "text", "text": "<system-reminder>the date</system-reminder>"}
+    wire[0]["content"] = [summary, reminder]
+    typed = {"type": "text", "text": "and now the second request"}
+    wire[2]["content"].append(typed)  # typed beside the first round's tool result
+    trimmed = drop_oldest_rounds(wire, 450, lambda m: 100)
+    assert len(wire) - len(trimmed) == 6
+    assert trimmed[0]["role"] == "user" and trimmed[0]["content"][:2] == [summary, typed]
+    assert all(b["type"] != "tool_result" for b in trimmed[0]["content"])
+    assert reminder not in trimmed[0]["content"]
 
 
 def test_kept_tail_is_the_current_turn_when_it_fits():

@@ -284,7 +284,15 @@ async def test_a_failed_extraction_is_kept_as_last_error_and_retried_after_more_
     assert memory.last_error is None and memory.content == "1. Notes"
 
 
-@pytest.mark.parametrize(("text", "stop", "error"), [("no notes", "max_tokens", "cut off"), ("<analysis>only</analysis>", "end_turn", "no notes")])
+@pytest.mark.parametrize(
+    ("text", "stop", "error"),
+    [
+        ("no notes", "max_tokens", "cut off"),
+        # At the window's edge (found by the replay benchmark: such notes were kept, half of section 6 gone).
+        ("<summary>\n1. Notes\n6. All User Messages:\n   - (text", "model_context_window_exceeded", "cut off"),
+        ("<analysis>only</analysis>", "end_turn", "no notes"),
+    ],
+)
 async def test_unusable_replies_are_errors_not_notes(tmp_path, unit, text, stop, error):
     client = FakeClient(text)
     client.stop_reason = stop

@@ -263,3 +263,37 @@ async def test_the_same_two_hundred_requests_complete_with_collapse_commits_and_
     finally:
         await close_session(session)
         server.stop()
+
+
+async def test_a_summary_cut_off_at_the_window_edge_is_asked_again_with_room_and_never_installed(tmp_path):
+    # Found by the replay benchmark: a summary stopped by model_context_window_exceeded was used as
+    # it stood, and the user messages it had not reached yet were forgotten.
+    script = ScriptPolicy({"steps": reading_steps(4)})
+    summaries: list[int] = []
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        if request_kind(request.body) == "summary":
+            summaries.append(len(request.body["messages"]))
+            if len(summaries) == 1:
+                return Reply([{"type": "text", "text": "<analysis>half</analysis>\n<summary>\n1. Primary Re"}],
+                             "model_context_window_exceeded")
+        return script.reply(request)
+
+    policy = CallablePolicy(reply)
+    policy.completed = script.completed  # type: ignore[method-assign]
+    server = EmulatorServer(policy=policy)
+    server.start()
+    settings = settings_for(server, tmp_path)
+    session = await open_session(settings, tmp_path)
+    try:
+        for turn in range(4):
+            await run(session, prompt(turn))
+        results = [item async for item in compact_now(session, "manual", "focus on the files")]
+        assert results[-1] is True
+        assert len(summaries) == 2 and summaries[1] < summaries[0]  # the oldest rounds made room
+        [summary] = [m for m in session.messages if isinstance(m, UserMessage) and m.is_compact_summary]
+        assert "9. Optional Next Step" in summary.text()  # the complete one, not the cut-off one
+        assert all(prompt(t) in summary.text() for t in range(4))  # what the user typed, all of it
+    finally:
+        await close_session(session)
+        server.stop()
