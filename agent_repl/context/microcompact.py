@@ -74,13 +74,10 @@ def apply_clears(view: list[Message], cleared: dict[str, str]) -> list[Message]:
     ]
 
 
-def _result_text(view: list[Message], tool_use_id: str) -> str:
-    for message in view:
-        if isinstance(message, UserMessage):
-            for block in message.tool_results():
-                if block.tool_use_id == tool_use_id:
-                    return block.text()
-    return ""
+def _result_tokens(message: Message, tool_use_id: str, state: PipelineState) -> int:
+    """cl100k tokens of one tool result, found in the entry that holds it."""
+    assert isinstance(message, UserMessage)
+    return next((text_cl100k(b.text(), state) for b in message.tool_results() if b.tool_use_id == tool_use_id), 0)
 
 
 # The size rule never deletes the newest few results, however large.
@@ -110,10 +107,11 @@ class Microcompact:
         keep = {tool_use_id for _, tool_use_id in results[-config.keep_recent_tool_results :]} if (
             config.keep_recent_tool_results
         ) else set()
-        to_clear = [tid for _, tid in results if tid not in keep and tid not in mc.cleared]
+        clear_at = [(index, tid) for index, tid in results if tid not in keep and tid not in mc.cleared]
+        to_clear = [tid for _, tid in clear_at]
         if not to_clear:
             return None
-        saved = sum(text_cl100k(_result_text(view, tid), state) for tid in to_clear)
+        saved = sum(_result_tokens(view[index], tid, state) for index, tid in clear_at)
         cleared = {**mc.cleared, **{tid: CLEARED_TOOL_RESULT for tid in to_clear}}
         new_view = apply_clears(view, cleared)
         saved_tokens = round(saved * state.tokens.ratio)
@@ -150,12 +148,13 @@ class Microcompact:
         config, mc = state.config, state.microcompact
         groups = wire_groups(view)
         unsent = set(groups[-1]) if groups else set()
-        live = [
-            tid
+        live_at = [
+            (index, tid)
             for index, tid in clearable_results(view, state)
             if index not in unsent and tid not in mc.deleted and tid not in mc.cleared
         ]
-        sizes = {tid: text_cl100k(_result_text(view, tid), state) for tid in live} if config.cached_trigger_share else {}
+        live = [tid for _, tid in live_at]
+        sizes = {tid: _result_tokens(view[index], tid, state) for index, tid in live_at} if config.cached_trigger_share else {}
         live_tokens = round(sum(sizes.values()) * state.tokens.ratio)
         by_size = config.cached_trigger_share and live_tokens > config.cached_trigger_share * config.effective_window
         if not view or (len(live) <= config.cached_trigger and not by_size):
@@ -174,7 +173,8 @@ class Microcompact:
                 to_delete = live[:count]
         if not to_delete:
             return StageOutcome(view, detail=f"{len(mc.deleted)} deleted from the cache")
-        saved = round(sum(text_cl100k(_result_text(view, tid), state) for tid in to_delete) * state.tokens.ratio)
+        where = {tid: index for index, tid in live_at}
+        saved = round(sum(_result_tokens(view[where[tid]], tid, state) for tid in to_delete) * state.tokens.ratio)
         outcome = StageOutcome(view, saved_tokens=saved, items=len(to_delete), detail="cache edit")
         if dry_run:
             return outcome
