@@ -95,7 +95,10 @@ async def ask_for_summary(
             if not is_prompt_too_long(exc) or attempt == MAX_TRIM_RETRIES:
                 raise
             gap = prompt_too_long_gap(exc)
-            wire = drop_oldest_rounds(wire, gap, lambda m: chars_over_four(json.dumps(m["content"])))
+            # Peers drop the oldest items outright (codex: "oldest items removed"); ours keeps user text.
+            wire = drop_oldest_rounds(
+                wire, gap, lambda m: chars_over_four(json.dumps(m["content"])), carry_user_text=False
+            )
     text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
     return extract_summary(text)
 
