@@ -97,33 +97,61 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
             f"keeps {variant.share('users_kept', 'users_total') or 0:.0%} of user messages and "
             f"{variant.share('files_kept', 'files_total') or 0:.0%} of file paths."
         )
-    if snips and rewrites:
+    if snips:
         lines.append(
-            "- Why (automatic snip): over 75% of the effective window the snip stage removes old tool results "
-            "until the count is 10% under that threshold. A session that keeps reading grows back over it within a "
-            "few requests, and every snip changes the prompt before the newest message, so the whole cached prefix "
-            "is written again. What would fix it: let snip free a larger share at once (or not run while cache "
-            "editing can delete the same results without moving the prefix), so a long session pays one rewrite "
-            "per compaction rather than one every few requests."
+            f"- Why (automatic snip): it ran {snips} times. It runs only while autocompact is off or its circuit "
+            "breaker has opened, and each snip changes the prompt before the newest message, so the cached prefix "
+            "from the snip point on is written again."
         )
     if memory >= 0.05 * ours.cost_units:
         lines.append(
             f"- Why (session memory): the background notes cost {_k(memory)} units of output ({memory / ours.cost_units:.0%} "
-            "of the total): each extraction writes the whole nine-section notes again at the output price (5x input), "
-            "quoting every user message, and one runs after the last turn too. What would fix it: extract less "
-            "often, cap or diff the notes, and skip the extraction when no compaction is near."
+            "of the total): each extraction writes the whole nine-section notes again at the output price (5x input). "
+            "What would fix it: extract less often, or cap or diff the notes."
         )
-    if threshold / window < 0.5:
+    if ours.cache_read_share < 0.90:
+        main = int(ours._sum("main_requests"))
+        shares = ", ".join(f"{r.trajectory} {r.cache_read_share:.2f}" for r in sorted(ours.runs, key=lambda r: -r.cache_read_share))
+        edits = sum(r.records.get("cache-edit", 0) for r in ours.runs)
         lines.append(
-            f"- Why (small window): the thresholds subtract fixed amounts (a 20K summary reserve and a 13K buffer), "
-            f"so at {window // 1000}K the pipeline compacts at {threshold:,} tokens and leaves most of the window "
-            "unused; each compaction and its summary request rewrite the prefix, and a tool result of several "
-            "thousand tokens, written to the cache once, is a large share of such a small prompt, which lowers the "
-            "cache-read share of every strategy here. What might help "
-            "(not measured by this command): scale the reserve and the buffer with the window, so a small window "
-            "compacts later and less often; that trades compactions for larger prompts and less headroom for one "
-            "large tool result, so it needs its own measurement."
+            f"- Why (cache share): by trajectory: {shares}. Every new tool result is written to the cache once, whatever "
+            f"the strategy. To stay in a {window // 1000}K window agent-repl deletes old results from the cached prefix "
+            f"({edits} cache edits over {main} main requests; {compactions} compactions): a deleted result costs "
+            "nothing more, but it is not read again either, so where one Read brings thousands of tokens into a window "
+            "of a few tens of thousands, each written token is read only a few times (the sessions with small outputs "
+            "read 96% or more)."
         )
+        later = Aggregate(
+            "agent-repl deleting later", [r for r in results if r.window == window and r.strategy == "agent-repl deleting later"]
+        )
+        if later.runs and later.cache_read_share >= 0.90:
+            lines.append(
+                f"- What would fix it: deleting later (the variant above reads {later.cache_read_share:.1%} at "
+                f"{later.cost_units / ours.cost_units - 1:+.0%} cost units); the defaults keep the cheaper setting."
+            )
+        elif later.runs:
+            lines.append(
+                f"- Deleting later does not fix it: that variant reads {later.cache_read_share:.1%} at "
+                f"{later.cost_units / ours.cost_units - 1:+.0%} cost units, because it compacts more often instead "
+                f"({int(later._sum('compactions'))} compactions against {compactions}). No setting measured here "
+                "reaches 0.90 without costing more. What might (not measured): smaller tool results in small windows "
+                "(a lower Read limit), since each large result is written once and read only a few times."
+            )
+    public = next((v for v in variants if "without cache editing" in v), None)
+    public_runs = [r for r in results if r.window == window and r.strategy == public] if public else []
+    if public_runs and best is not None:
+        peer = min((a for a in aggs if a.strategy != OURS and a.runs and not a.stopped and not a.overflows),
+                   key=lambda a: a.cost_units, default=None)
+        cost = sum(r.cost_units for r in public_runs)
+        if peer is not None and cost > peer.cost_units:
+            lines.append(
+                f"- The public API has no cache editing. There agent-repl (the 'without cache editing' variant) costs "
+                f"{_k(cost)}, {cost / peer.cost_units - 1:+.0%} against {peer.strategy} ({_k(peer.cost_units)}). Why: "
+                "after each compaction agent-repl keeps the current turn (up to 40K tokens at 200K) and re-reads up to a "
+                "tenth of the window in recent files, where codex-style keeps its summary and the last user messages; "
+                "every later request reads that again. It is what keeps 100% of the touched file paths in view. What "
+                "would fix it: a smaller kept tail when the session continues long after a compaction."
+            )
     return lines
 
 

@@ -158,8 +158,8 @@ def write_report(
         ]
         if variants:
             lines += [
-                f"Diagnostic variants of agent-repl at {window // 1000}K (not product settings; each turns one default "
-                "off to show what it costs):",
+                f"Diagnostic variants of agent-repl at {window // 1000}K (not product settings; each changes one part "
+                "of the defaults to show what it costs or saves; without cache editing is the public API's path):",
                 "",
                 *summary_table(aggregates(results, window, ["agent-repl", *variants])),
                 "",

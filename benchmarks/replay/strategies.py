@@ -132,16 +132,27 @@ def _truncate(session: Session) -> DropOldestRounds:
     return stage
 
 
-def _agent_repl_without(*, auto_snip: bool, memory: bool) -> Callable[[Session], None]:
-    """A diagnostic variant of the defaults (not a product setting): the automatic snip and/or the
-    session-memory notes off, to measure what each costs."""
+def _agent_repl_variant(
+    *, auto_snip: bool = False, memory: bool = True, cache_editing: bool = True, delete_later: bool = False
+) -> Callable[[Session], None]:
+    """A diagnostic variant of the defaults (not a product setting), to measure what one part costs
+    or saves: the automatic snip on beside autocompact (as before the benchmark found it dear),
+    the session-memory notes off, or cache editing off (the public API's path: no `cache_edits`,
+    the `clear_tool_uses` context edit instead), or cache deletes by size starting later and keeping
+    more (past 60% of the effective window, down to 40%, instead of 50% and 25%)."""
 
     def configure(session: Session) -> None:
-        if not auto_snip:
-            session.projector.state.config.auto_snip_threshold = float("inf")  # type: ignore[attr-defined]
+        config = session.projector.state.config  # type: ignore[attr-defined]
+        if auto_snip:
+            config.autocompact_on = False  # the snip stage then runs; compaction still does
         if not memory:
             session.after_turn_hooks.clear()
             session.memory = None
+        if delete_later:
+            config.cached_trigger_share, config.cached_keep_share = 0.6, 0.4
+        if not cache_editing:
+            session.capabilities_checked = True  # never ask: the endpoint counts as the public API
+            config.cache_editing = False
 
     return configure
 
@@ -157,6 +168,8 @@ STRATEGIES: list[Strategy] = [
 
 # Not compared with the peers: each turns off one default of agent-repl, to show what it costs.
 DIAGNOSTIC_VARIANTS: list[Strategy] = [
-    Strategy("agent-repl without auto-snip", _agent_repl_without(auto_snip=False, memory=True)),
-    Strategy("agent-repl without auto-snip or memory", _agent_repl_without(auto_snip=False, memory=False)),
+    Strategy("agent-repl with auto-snip", _agent_repl_variant(auto_snip=True)),
+    Strategy("agent-repl without memory", _agent_repl_variant(memory=False)),
+    Strategy("agent-repl without cache editing", _agent_repl_variant(cache_editing=False)),
+    Strategy("agent-repl deleting later", _agent_repl_variant(delete_later=True)),
 ]
