@@ -18,22 +18,6 @@ from agent_repl.emulator.server import EmulatorServer
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A small project to work in."""
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "README.md").write_text("# Demo project\n\nA tiny project for tests.\n")
-    (root / "src" / "app.py").write_text("def main():\n    # TODO: greet properly\n    print('hi')\n")
-    (root / "src" / "util.py").write_text("VALUE = 42  # TODO: make configurable\n")
-    return root
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
-
-
 class Emulated:
     def __init__(self, server: EmulatorServer) -> None:
         self.server = server

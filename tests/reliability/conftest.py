@@ -1,4 +1,5 @@
-"""Reliability fixtures: the long switch, figures for RELIABILITY.md, a project and a home.
+"""Reliability fixtures: the long switch and the figures for RELIABILITY.md (the project and
+home fixtures come from tests/conftest.py).
 
 `--long` (or AGENT_REPL_LONG_TESTS=1) runs every test at the size RELIABILITY.md reports; the
 default sizes keep the suite fast. Each test records what it measured with the `figures`
@@ -9,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,19 +48,3 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for nodeid, found in _FIGURES:
         shown = ", ".join(f"{k}={v}" for k, v in found.items())
         terminalreporter.write_line(f"{nodeid}: {shown}")
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A small project to work in."""
-    root = tmp_path / "project"
-    (root / "src").mkdir(parents=True)
-    (root / "README.md").write_text("# Demo project\n\nA tiny project for tests.\n")
-    (root / "src" / "app.py").write_text("def main():\n    # TODO: greet properly\n    print('hi')\n")
-    (root / "src" / "util.py").write_text("VALUE = 42  # TODO: make configurable\n")
-    return root
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
