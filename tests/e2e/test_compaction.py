@@ -94,15 +94,23 @@ async def test_two_hundred_requests_in_a_small_window_never_overflow_and_keep_ev
         server.stop()
 
 
-def failing_summaries(script: ScriptPolicy) -> CallablePolicy:
+def answering_side_requests(script: ScriptPolicy, answer: Any) -> CallablePolicy:
+    """The script for main requests; `answer(request)` for summary and memory requests (None: the script's)."""
+
     def reply(request):  # type: ignore[no-untyped-def]
         if request_kind(request.body) in ("summary", "memory"):
-            return Reply([{"type": "text", "text": "   "}], "end_turn")
+            special = answer(request)
+            if special is not None:
+                return special
         return script.reply(request)
 
     policy = CallablePolicy(reply)
     policy.completed = script.completed  # type: ignore[method-assign]
     return policy
+
+
+def failing_summaries(script: ScriptPolicy) -> CallablePolicy:
+    return answering_side_requests(script, lambda request: Reply([{"type": "text", "text": "   "}], "end_turn"))
 
 
 async def test_a_summarizer_that_always_fails_is_tried_three_times_then_never_with_one_message(tmp_path):
@@ -268,19 +276,19 @@ async def test_the_same_two_hundred_requests_complete_with_collapse_commits_and_
 async def test_a_summary_cut_off_at_the_window_edge_is_asked_again_with_room_and_never_installed(tmp_path):
     # Found by the replay benchmark: a summary stopped by model_context_window_exceeded was used as
     # it stood, and the user messages it had not reached yet were forgotten.
-    script = ScriptPolicy({"steps": reading_steps(4)})
     summaries: list[int] = []
 
-    def reply(request):  # type: ignore[no-untyped-def]
-        if request_kind(request.body) == "summary":
-            summaries.append(len(request.body["messages"]))
-            if len(summaries) == 1:
-                return Reply([{"type": "text", "text": "<analysis>half</analysis>\n<summary>\n1. Primary Re"}],
-                             "model_context_window_exceeded")
-        return script.reply(request)
+    def answer(request):  # type: ignore[no-untyped-def]
+        if request_kind(request.body) != "summary":
+            return None
+        summaries.append(len(request.body["messages"]))
+        if len(summaries) > 1:
+            return None
+        return Reply(
+            [{"type": "text", "text": "<analysis>half</analysis>\n<summary>\n1. Primary Re"}], "model_context_window_exceeded"
+        )
 
-    policy = CallablePolicy(reply)
-    policy.completed = script.completed  # type: ignore[method-assign]
+    policy = answering_side_requests(ScriptPolicy({"steps": reading_steps(4)}), answer)
     server = EmulatorServer(policy=policy)
     server.start()
     settings = settings_for(server, tmp_path)

@@ -13,10 +13,11 @@ import json
 import re
 import tempfile
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -287,35 +288,40 @@ def test_the_undamaged_base_loads_cleanly():
     assert len(loaded.messages) == sum(message_uuid(line) is not None for line in base_lines())
 
 
-def test_listing_a_transcript_with_a_huge_line_keeps_memory_bounded(tmp_path):
-    # Listing (`--continue`, the /resume picker) scans every transcript of the project.
-    path = tmp_path / f"{SESSION}.jsonl"
+T = TypeVar("T")
+
+
+def with_huge_line(path: Path, size: int) -> Path:
+    """A short transcript whose middle record holds `size` bytes of text on one line."""
     with path.open("wb") as f:
         f.write(base_lines()[1])
-        f.write(b'{"type":"user","uuid":"big","message":{"content":"' + b"x" * (48 * 1024 * 1024) + b'"}}\n')
+        f.write(b'{"type":"user","uuid":"big","message":{"content":"' + b"x" * size + b'"}}\n')
         f.write(base_lines()[3])
+    return path
+
+
+def peak_memory(work: Callable[[], T]) -> tuple[T, int]:
+    """What `work` returns and the most memory Python held while it ran."""
     tracemalloc.start()
     try:
-        info = scan_session(path)
+        result = work()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    return result, peak
+
+
+def test_listing_a_transcript_with_a_huge_line_keeps_memory_bounded(tmp_path):
+    # Listing (`--continue`, the /resume picker) scans every transcript of the project.
+    path = with_huge_line(tmp_path / f"{SESSION}.jsonl", 48 * 1024 * 1024)
+    info, peak = peak_memory(lambda: scan_session(path))
     assert info.message_count == 3 and info.first_prompt == "count the lines of notes.txt"
     assert peak < 8 * 1024 * 1024, f"listing held {peak / 2**20:.0f} MB for one line"
 
 
 def test_loading_a_transcript_with_a_line_over_the_cap_skips_it_in_bounded_memory(tmp_path):
-    path = tmp_path / f"{SESSION}.jsonl"
-    with path.open("wb") as f:
-        f.write(base_lines()[1])
-        f.write(b'{"type":"user","uuid":"big","message":{"content":"' + b"x" * (24 * 1024 * 1024) + b'"}}\n')
-        f.write(base_lines()[3])
-    tracemalloc.start()
-    try:
-        loaded = load_session(path, max_line_bytes=1024 * 1024)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    path = with_huge_line(tmp_path / f"{SESSION}.jsonl", 24 * 1024 * 1024)
+    loaded, peak = peak_memory(lambda: load_session(path, max_line_bytes=1024 * 1024))
     assert [w for w in loaded.warnings if "longer than" in w]
     assert [m.uuid for m in loaded.messages] == ["uuid-01", "uuid-03"]
     assert peak < 8 * 1024 * 1024
