@@ -8,12 +8,16 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 from agent_repl.emulator.policies import DemoPolicy
+from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
+
+# Nobody reads the demo's recordings; keep just enough to debug the last few requests.
+OFFLINE_RECORD_LIMIT = RecordLimit(exchanges=20, bytes=8 * 1024 * 1024)
 
 
 def start_offline_emulator(stack: ExitStack, *, model: str) -> str:
     """Start the emulator with the demo policy on a free loopback port; it stops with `stack`."""
-    server = EmulatorServer(policy=DemoPolicy())
+    server = EmulatorServer(policy=DemoPolicy(), record_limit=OFFLINE_RECORD_LIMIT)
     if model not in server.models:
         raise SystemExit(
             f"agent-repl: the offline demo model does not know {model!r}; "

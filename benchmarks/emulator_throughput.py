@@ -206,8 +206,11 @@ def main() -> int:
         try:
             assert process.stdout is not None
             base_url = process.stdout.readline().strip().removeprefix("listening on ")
+            token = process.stdout.readline().strip().removeprefix("control token ")
             budget = asyncio.run(drive(base_url, args))
-            totals = httpx2.get(f"{base_url}/_emulator/usage", timeout=30).json()
+            totals = httpx2.get(
+                f"{base_url}/_emulator/usage", headers={"x-emulator-token": token}, timeout=30
+            ).json()
         finally:
             process.terminate()
             process.wait(timeout=30)

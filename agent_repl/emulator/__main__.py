@@ -1,7 +1,8 @@
 """`python -m agent_repl.emulator`: run the emulator on loopback until interrupted.
 
 The first line on stdout is `listening on http://HOST:PORT` (flushed), with the real port when
-`--port 0` asked for a free one, so a parent process can read it and connect.
+`--port 0` asked for a free one, so a parent process can read it and connect; the second is
+`control token TOKEN`, the `x-emulator-token` header value its `/_emulator` routes need.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from agent_repl.emulator.app import DEFAULT_MAX_BODY_BYTES
 from agent_repl.emulator.faults import FaultPlan
 from agent_repl.emulator.models import ModelTableError, default_model_table, load_model_table
 from agent_repl.emulator.policies import ScenarioError, policy_from_spec
+from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
 
 
@@ -20,7 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m agent_repl.emulator", description="A local Anthropic Messages API emulator."
     )
-    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)"
+    )
     parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default 0)")
     parser.add_argument("--policy", default="demo", help="who answers: demo (default) or script:FILE")
     parser.add_argument("--model-table", metavar="FILE", help="JSON model table replacing the built-in one")
@@ -30,6 +34,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N", help="413 above this size"
+    )
+    parser.add_argument(
+        "--max-recorded",
+        type=int,
+        default=RecordLimit.exchanges,
+        metavar="N",
+        help="keep at most the last N exchanges for /_emulator/requests",
+    )
+    parser.add_argument(
+        "--max-recorded-bytes",
+        type=int,
+        default=RecordLimit.bytes,
+        metavar="N",
+        help="keep at most about N bytes of recorded requests and responses",
     )
     return parser
 
@@ -41,22 +59,27 @@ def main(argv: list[str] | None = None) -> int:
         models = load_model_table(args.model_table) if args.model_table else default_model_table()
         policy = policy_from_spec(args.policy)
         faults = FaultPlan.parse(args.faults)
+        record_limit = RecordLimit(args.max_recorded, args.max_recorded_bytes)
     except (ModelTableError, ScenarioError, ValueError, OSError) as err:
         parser.error(str(err))
     if args.context_window is not None and args.context_window <= 0:
         parser.error("--context-window must be positive")
-    server = EmulatorServer(
-        policy=policy,
-        models=models,
-        host=args.host,
-        port=args.port,
-        context_window=args.context_window,
-        faults=faults,
-        max_body_bytes=args.max_body_bytes,
-    )
+    try:
+        server = EmulatorServer(
+            policy=policy,
+            models=models,
+            host=args.host,
+            port=args.port,
+            context_window=args.context_window,
+            faults=faults,
+            max_body_bytes=args.max_body_bytes,
+            record_limit=record_limit,
+        )
+    except ValueError as err:
+        parser.error(str(err))
 
     def announce(url: str) -> None:
-        print(f"listening on {url}", flush=True)
+        print(f"listening on {url}\ncontrol token {server.control_token}", flush=True)
 
     try:
         server.serve_forever(announce)

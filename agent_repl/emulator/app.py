@@ -3,11 +3,16 @@
 A `POST /v1/messages` goes: body size (413) -> auth (401) -> injected fault -> JSON -> field
 schema -> model lookup (404) -> conversation rules -> engine.prepare -> context window ->
 engine.respond -> JSON body or SSE stream. Every `/v1` exchange is recorded.
+
+The `/_emulator` control routes read the conversation and steer the server, so each needs the
+per-run control token in an `x-emulator-token` header (another local user can reach a loopback
+port too).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hmac
 import json
 import logging
 import random
@@ -48,6 +53,7 @@ class EmulatorState:
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     stopping: asyncio.Event = field(default_factory=asyncio.Event)
     request_count: int = 0
+    control_token: str = ""
 
     def next_request_index(self) -> int:
         index = self.request_count
@@ -185,7 +191,9 @@ class Routes:
             return error_response(errors.internal_server_error(), request_id, exchange)
         if isinstance(result, dict):
             exchange.status, exchange.response_body, exchange.finished = 200, result, True
-            return JSONResponse(result, headers={"request-id": request_id})
+            response = JSONResponse(result, headers={"request-id": request_id})
+            exchange.response_bytes = len(response.body)
+            return response
         return result
 
     async def create_message(self, request: Request) -> Response:
@@ -279,10 +287,17 @@ class Routes:
 
         return await self._serve(request, info)
 
-    # Control routes: not recorded, no auth (the server only listens on loopback).
+    # Control routes: not recorded, and only for whoever holds the control token.
 
     async def recorded(self, request: Request) -> Response:
-        return JSONResponse(self.state.recorder.to_list())
+        since = request.query_params.get("since", "0")
+        if not since.isdigit():
+            return error_response(
+                invalid_request("since: Input should be a whole number"), new_id("req_", self.state.rng), None
+            )
+        recorder = self.state.recorder
+        headers = {"x-emulator-dropped": str(recorder.dropped)}
+        return JSONResponse(recorder.to_list(int(since)), headers=headers)
 
     async def usage(self, request: Request) -> Response:
         return JSONResponse(self.state.engine.usage_totals())
@@ -369,19 +384,36 @@ async def _crash(request: Request, exc: Exception) -> Response:
     )
 
 
+def _needs_control_token(state: EmulatorState, route: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    async def guarded(request: Request) -> Response:
+        given = request.headers.get("x-emulator-token", "")
+        if not state.control_token or not hmac.compare_digest(given.encode(), state.control_token.encode()):
+            err = ApiError(
+                401, "the /_emulator routes need this run's control token in an x-emulator-token header"
+            )
+            return error_response(err, new_id("req_", state.rng), None)
+        return await route(request)  # type: ignore[no-any-return]
+
+    return guarded
+
+
 def build_app(state: EmulatorState) -> ASGIApp:
     routes = Routes(state)
+
+    def control(path: str, route: Callable[[Request], Any], methods: list[str]) -> Route:
+        return Route(path, _needs_control_token(state, route), methods=methods)
+
     return Starlette(
         routes=[
             Route("/v1/messages", routes.create_message, methods=["POST"]),
             Route("/v1/messages/count_tokens", routes.count_tokens, methods=["POST"]),
             Route("/v1/models", routes.list_models, methods=["GET"]),
             Route("/v1/models/{model_id:path}", routes.get_model, methods=["GET"]),
-            Route("/_emulator/requests", routes.recorded, methods=["GET"]),
-            Route("/_emulator/usage", routes.usage, methods=["GET"]),
-            Route("/_emulator/reset", routes.reset, methods=["POST"]),
-            Route("/_emulator/clock", routes.clock, methods=["POST"]),
-            Route("/_emulator/faults", routes.faults, methods=["GET", "POST"]),
+            control("/_emulator/requests", routes.recorded, ["GET"]),
+            control("/_emulator/usage", routes.usage, ["GET"]),
+            control("/_emulator/reset", routes.reset, ["POST"]),
+            control("/_emulator/clock", routes.clock, ["POST"]),
+            control("/_emulator/faults", routes.faults, ["GET", "POST"]),
         ],
         exception_handlers={HTTPException: _http_error, Exception: _crash},
     )

@@ -94,7 +94,9 @@ class EventStreamResponse:
         if name == "message_start":
             self.on_start()
         self.exchange.events.append({"event": name, "data": data})
-        await send({"type": "http.response.body", "body": sse.encode(name, data), "more_body": True})
+        body = sse.encode(name, data)
+        self.exchange.response_bytes += len(body)
+        await send({"type": "http.response.body", "body": body, "more_body": True})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         self.exchange.status = 200

@@ -8,11 +8,16 @@ In-process use (tests, the CLI's offline mode):
 uvicorn runs with its own event loop in a daemon thread, so sync and async SDK clients in the
 calling thread can both talk to it. The listening socket is bound before the thread starts, so
 `base_url` (with the real port when port=0) is valid as soon as `start()` returns.
+
+It listens on loopback only, and its `/_emulator` control routes need `control_token` (random
+per server unless given), sent as `control_headers`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import secrets
 import socket
 import threading
 import time
@@ -27,7 +32,7 @@ from agent_repl.emulator.engine import Engine
 from agent_repl.emulator.faults import FaultPlan
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import CallablePolicy
-from agent_repl.emulator.recording import Recorder
+from agent_repl.emulator.recording import Recorder, RecordLimit
 from agent_repl.emulator.responses import silence_drop_logs
 
 
@@ -57,6 +62,15 @@ def build_engine(
     return Engine(models, policy, clock=clock, context_window=context_window)
 
 
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def bind_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -83,7 +97,11 @@ class EmulatorServer:
         clock: Callable[[], float] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         seed: int = 0,
+        record_limit: RecordLimit | None = None,
+        control_token: str | None = None,
     ) -> None:
+        if not is_loopback(host):
+            raise ValueError(f"the emulator listens on loopback only (127.0.0.1 or ::1), not {host!r}")
         if models is None:
             models = default_model_table()
         self.host = host
@@ -96,8 +114,11 @@ class EmulatorServer:
                 raise ValueError("EmulatorServer needs a policy (or a ready engine)")
             engine = build_engine(models, policy, self.clock, context_window)
         self.faults = faults if isinstance(faults, FaultPlan) else FaultPlan.parse(faults)
-        self.recordings = Recorder()
-        self.state = EmulatorState(engine, self.recordings, self.faults, self.clock, max_body_bytes)
+        self.recordings = Recorder(record_limit)
+        self.control_token = control_token or secrets.token_urlsafe(24)
+        self.state = EmulatorState(
+            engine, self.recordings, self.faults, self.clock, max_body_bytes, control_token=self.control_token
+        )
         self.state.rng.seed(seed)
         self.app = build_app(self.state)
         self._uvicorn: uvicorn.Server | None = None
@@ -112,6 +133,11 @@ class EmulatorServer:
     def base_url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    @property
+    def control_headers(self) -> dict[str, str]:
+        """The header every `/_emulator` control route needs."""
+        return {"x-emulator-token": self.control_token}
 
     def reset(self, *, policy: Any = None, engine: Any = None) -> None:
         """Forget recordings, faults and the request counter; with a policy, start a fresh engine."""

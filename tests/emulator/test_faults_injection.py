@@ -188,13 +188,17 @@ def test_faulted_requests_never_advance_the_script(emulator, use_script) -> None
 def test_faults_set_over_http(emulator, client) -> None:
     with httpx2.Client() as http:
         posted = http.post(
-            f"{emulator.base_url}/_emulator/faults", json={"spec": "0:429,retry_after_ms=7"}
+            f"{emulator.base_url}/_emulator/faults",
+            headers=emulator.control_headers,
+            json={"spec": "0:429,retry_after_ms=7"},
         ).json()
         assert posted["pinned"] == {"0": "429"} and posted["retry_after_ms"] == 7
         with pytest.raises(anthropic.RateLimitError) as caught:
             client.messages.create(**REQUEST)
         assert caught.value.response.headers["retry-after-ms"] == "7"
-        bad = http.post(f"{emulator.base_url}/_emulator/faults", json={"spec": "3:explode"})
+        bad = http.post(
+            f"{emulator.base_url}/_emulator/faults", headers=emulator.control_headers, json={"spec": "3:explode"}
+        )
         assert bad.status_code == 400 and "unknown fault kind 'explode'" in bad.json()["error"]["message"]
 
 

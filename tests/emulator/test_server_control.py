@@ -28,7 +28,7 @@ def cached_request(ttl: str) -> dict:
 def test_requests_are_recorded_exactly_without_credentials(emulator, client) -> None:
     client.messages.create(**cached_request("5m"), extra_headers={"x-api-key": "secret-two"})
     with httpx2.Client() as http:
-        recorded = http.get(f"{emulator.base_url}/_emulator/requests").json()
+        recorded = http.get(f"{emulator.base_url}/_emulator/requests", headers=emulator.control_headers).json()
     assert len(recorded) == 1
     entry = recorded[0]
     assert entry["method"] == "POST" and entry["path"] == "/v1/messages" and entry["request_index"] == 0
@@ -55,7 +55,7 @@ def test_usage_totals_over_http(emulator, client) -> None:
     first = client.messages.create(**cached_request("5m"))
     second = client.messages.create(**cached_request("5m"))
     with httpx2.Client() as http:
-        totals = http.get(f"{emulator.base_url}/_emulator/usage").json()
+        totals = http.get(f"{emulator.base_url}/_emulator/usage", headers=emulator.control_headers).json()
     assert totals["requests"] == 2
     assert totals["cache_write_5m_tokens"] == first.usage.cache_creation_input_tokens
     assert totals["cache_read_tokens"] == second.usage.cache_read_input_tokens
@@ -67,9 +67,9 @@ def test_usage_totals_over_http(emulator, client) -> None:
 def test_clock_jump_expires_5m_entries_and_keeps_1h_ones(emulator, client, ttl, survives) -> None:
     written = client.messages.create(**cached_request(ttl)).usage.cache_creation_input_tokens
     with httpx2.Client() as http:
-        moved = http.post(f"{emulator.base_url}/_emulator/clock", json={"advance_seconds": 6 * 60})
+        moved = http.post(f"{emulator.base_url}/_emulator/clock", headers=emulator.control_headers, json={"advance_seconds": 6 * 60})
         assert moved.status_code == 200
-        bad = http.post(f"{emulator.base_url}/_emulator/clock", json={"advance_seconds": "soon"})
+        bad = http.post(f"{emulator.base_url}/_emulator/clock", headers=emulator.control_headers, json={"advance_seconds": "soon"})
         assert bad.status_code == 400
     again = client.messages.create(**cached_request(ttl)).usage
     assert again.cache_read_input_tokens == (written if survives else 0)
@@ -80,9 +80,9 @@ def test_reset_forgets_recordings_faults_and_cache(emulator, client) -> None:
     client.messages.create(**cached_request("5m"))
     emulator.faults.at(5, "529")
     with httpx2.Client() as http:
-        assert http.post(f"{emulator.base_url}/_emulator/reset").json() == {"ok": True}
-        assert http.get(f"{emulator.base_url}/_emulator/requests").json() == []
-        assert http.get(f"{emulator.base_url}/_emulator/faults").json()["pinned"] == {}
+        assert http.post(f"{emulator.base_url}/_emulator/reset", headers=emulator.control_headers).json() == {"ok": True}
+        assert http.get(f"{emulator.base_url}/_emulator/requests", headers=emulator.control_headers).json() == []
+        assert http.get(f"{emulator.base_url}/_emulator/faults", headers=emulator.control_headers).json()["pinned"] == {}
     usage = client.messages.create(**cached_request("5m")).usage
     assert usage.cache_read_input_tokens == 0 and usage.cache_creation_input_tokens > 0
     assert emulator.recordings.messages[0].request_index == 0
