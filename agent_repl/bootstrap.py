@@ -28,11 +28,13 @@ from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.client import ModelClient
 from agent_repl.core.messages import Message, utc_now
 from agent_repl.core.models import model_info
+from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.core.permissions import ApprovalCallback
 from agent_repl.core.request import tool_definitions
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt
+from agent_repl.core.todos import latest_todos
 from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
 from agent_repl.transcript.loader import LoadedSession, load_session
@@ -40,6 +42,7 @@ from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.sessions import list_sessions
 from agent_repl.transcript.writer import TranscriptWriter
 from tools import builtin_tools
+from tools.todo_write import TODOS_STATE_KEY
 
 
 class ResumeError(Exception):
@@ -147,6 +150,9 @@ async def open_session(
         clock=clock,
     )
     install_snip(session, pipeline)
+    session.mode.set(PermissionMode(settings.permission_mode))
+    # The todo list goes on where the resumed conversation left it.
+    session.tool_state[TODOS_STATE_KEY] = [todo.model_dump() for todo in latest_todos(history)]
     session.context_guard = PipelineGuard(pipeline, Compactor(pipeline))
     first, every = extraction_thresholds(autocompact_threshold(pipeline.state.config.effective_window))
     memory = SessionMemory(paths.session_dir / MEMORY_FILE_NAME, first_after_tokens=first, every_tokens=every)

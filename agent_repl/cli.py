@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help='comma-separated allow rules, e.g. "Bash(git status:*),Read"')
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="run every tool call without asking (only in a sandbox you can throw away)")
+    parser.add_argument("--permission-mode", default=None, metavar="MODE",
+                        help="default, acceptEdits (edits in the project run without asking) or plan (read-only "
+                             "until a plan is approved); Shift+Tab cycles them")
     parser.add_argument("--inline", action="store_true", help="the inline line-mode REPL instead of the full screen")
     parser.add_argument("--version", action="version", version=f"agent-repl {__version__}")
     return parser
@@ -91,12 +94,18 @@ def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[
 def prepare_launch(args: argparse.Namespace, cwd: Path, stack: ExitStack) -> Launch:
     """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume."""
     from agent_repl.bootstrap import ResumeError, find_resume_source
+    from agent_repl.core.permission_mode import parse_mode
     from agent_repl.core.settings import SettingsError, load_settings
 
     try:
+        mode = parse_mode(args.permission_mode).value if args.permission_mode else None
         settings = load_settings(
             cwd=cwd,
-            overrides={"model": args.model, "skip_permissions": args.dangerously_skip_permissions or None},
+            overrides={
+                "model": args.model,
+                "skip_permissions": args.dangerously_skip_permissions or None,
+                "permission_mode": mode,
+            },
         )
         extra_allow = _allowed_tool_rules(args.allowed_tools)
     except (SettingsError, ValueError) as exc:

@@ -2,7 +2,8 @@
 
 Like Claude Code's print mode: `json` prints one result object, `stream-json` one JSON object per
 event and the result object last. A Bash call that no rule allows is denied (there is nobody to
-ask), and the model hears that. The exit status is non-zero when the turn did not complete.
+ask), and so is an edit unless `--permission-mode acceptEdits` lets edits inside the project run;
+the model hears that. The exit status is non-zero when the turn did not complete.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ async def run_print_mode(
             "model": session.model,
             "cwd": str(session.cwd),
             "tools": sorted(session.tools),
+            "permissionMode": session.permission_mode.value,
         }
         print(json.dumps(init), file=out, flush=True)
     async for event in session.run_turn(prompt, max_turns=max_turns):

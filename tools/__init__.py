@@ -1,17 +1,25 @@
-"""The built-in tools: Read, Bash, Grep, Glob and Snip (SPEC R2.3), each a pydantic args model plus a .md."""
+"""The built-in tools (SPEC R2.3, R7), each a pydantic args model plus a .md."""
 
 from __future__ import annotations
 
 from agent_repl.core.tool import Tool
 from tools.bash import Bash, BashArgs
+from tools.edit import Edit, EditArgs
+from tools.exit_plan_mode import ExitPlanMode, ExitPlanModeArgs
 from tools.glob import Glob, GlobArgs
 from tools.grep import Grep, GrepArgs
 from tools.read import Read, ReadArgs
 from tools.snip import Snip, SnipArgs
+from tools.todo_write import TodoWrite, TodoWriteArgs
+from tools.write import Write, WriteArgs
 
 __all__ = [
     "Bash",
     "BashArgs",
+    "Edit",
+    "EditArgs",
+    "ExitPlanMode",
+    "ExitPlanModeArgs",
     "Glob",
     "GlobArgs",
     "Grep",
@@ -20,11 +28,15 @@ __all__ = [
     "ReadArgs",
     "Snip",
     "SnipArgs",
+    "TodoWrite",
+    "TodoWriteArgs",
+    "Write",
+    "WriteArgs",
     "builtin_tools",
 ]
 
 
 def builtin_tools() -> list[Tool]:
     """One instance of each built-in tool, sorted by name (the API tool list must be byte-stable)."""
-    tools: list[Tool] = [Bash(), Glob(), Grep(), Read(), Snip()]
+    tools: list[Tool] = [Bash(), Edit(), ExitPlanMode(), Glob(), Grep(), Read(), Snip(), TodoWrite(), Write()]
     return sorted(tools, key=lambda tool: tool.name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import difflib
+import io
 import os
 import stat
 from pathlib import Path
@@ -28,6 +29,8 @@ TOTAL_LINES_SCAN_BYTES = 64 * 1024 * 1024
 # Base64 of an image must stay under the API's 5 MB per image.
 MAX_IMAGE_BYTES = 3_750_000
 _BINARY_SNIFF_BYTES = 8_192
+_UTF16_BOMS = ((b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+MAX_UTF16_BYTES = 16 * 1024 * 1024
 
 IMAGE_EXTENSIONS = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
 _BINARY_EXTENSIONS = frozenset(
@@ -150,7 +153,11 @@ class Read(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ReadArgs)
-        return await asyncio.to_thread(self._read, args, current_cwd(ctx))
+        output = await asyncio.to_thread(self._read, args, current_cwd(ctx))
+        if not output.is_error and isinstance(output.structured, dict) and output.structured.get("type") == "text":
+            # Edit and Write may now change this file, as long as it stays as it is now.
+            ctx.files.record(args.file_path)
+        return output
 
     def _read(self, args: ReadArgs, cwd: Path) -> ToolOutput:
         if not os.path.isabs(args.file_path):
@@ -188,6 +195,12 @@ class Read(Tool):
         suffix = path.suffix.lower()
         if suffix in IMAGE_EXTENSIONS:
             return self._read_image(f, path, size, head)
+        utf16 = next((codec for bom, codec in _UTF16_BOMS if head.startswith(bom)), None)
+        if utf16 is not None and size <= MAX_UTF16_BYTES:
+            # Text with a UTF-16 byte-order mark (Windows tools write it): read it as its UTF-8 copy.
+            f.seek(0)
+            text = f.read(MAX_UTF16_BYTES + 1)[2:].decode(utf16, errors="replace")
+            return self._read_text(io.BytesIO(text.encode("utf-8")), path, args)
         if b"\x00" in head or suffix in _BINARY_EXTENSIONS:
             return ToolOutput.error(
                 f"{path} looks like a binary file ({format_size(size)}); Read shows text files and images "

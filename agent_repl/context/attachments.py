@@ -1,17 +1,23 @@
-"""What is put back after a compaction (SPEC R3.6.6): the standing context and recently read files.
+"""What is put back after a compaction (SPEC R3.6.6, R7.3): the standing context, recently read
+and edited files, the todo list and the approved plan.
 
-A summary loses the exact text of files the model was working on and the project instructions
-that opened the session, so they are re-injected as meta messages: up to 5 recently read files,
-5K tokens each and 50K in all, read from disk as they are now. They are history entries like any
-other, so a resume re-sends the recorded text, never a fresh read.
+A summary loses the exact text of files the model was working on, the project instructions that
+opened the session and the state of its plan, so they are re-injected as meta messages: up to 5
+recently read or edited files, 5K tokens each and 50K in all, read from disk as they are now; the
+todo list and the last approved plan in full. They are history entries like any other, so a
+resume re-sends the recorded text, never a fresh read.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, UserMessage
+
+# Tools whose `file_path` the model worked on: what it read and what it changed.
+FILE_TOOLS = frozenset({"Read", "Edit", "Write"})
 
 MAX_FILES = 5
 MAX_TOKENS_PER_FILE = 5_000
@@ -32,7 +38,7 @@ def _read_paths_newest_first(messages: list[Message]) -> list[str]:
     for message in reversed(messages):
         if isinstance(message, AssistantMessage):
             for use in reversed(message.tool_uses()):
-                path = use.input.get("file_path") if use.name == "Read" else None
+                path = use.input.get("file_path") if use.name in FILE_TOOLS else None
                 if isinstance(path, str) and path not in paths:
                     paths.append(path)
     return paths
@@ -48,10 +54,21 @@ def reinjection_budget(effective_window: int) -> int:
     return min(MAX_TOKENS_TOTAL, effective_window // 10)
 
 
-def recently_read_files(summarized: list[Message], kept: list[Message], state: PipelineState) -> list[str]:
-    """Attachment texts for the files read before the compaction point, newest first, within budget."""
+@dataclass(frozen=True)
+class ReinjectedFile:
+    path: str
+    text: str
+
+
+def files_in(messages: list[Message]) -> list[str]:
+    """The files the model read, edited or wrote in `messages`, newest first."""
+    return _read_paths_newest_first(messages)
+
+
+def recently_read_files(summarized: list[Message], kept: list[Message], state: PipelineState) -> list[ReinjectedFile]:
+    """The files read or edited before the compaction point, newest first, within budget."""
     already_kept = set(_read_paths_newest_first(kept))
-    texts: list[str] = []
+    texts: list[ReinjectedFile] = []
     total = 0
     total_budget = reinjection_budget(state.config.effective_window)
     for path_text in _read_paths_newest_first(summarized):
@@ -74,7 +91,35 @@ def recently_read_files(summarized: list[Message], kept: list[Message], state: P
             tokens = budget
         total += tokens
         texts.append(
-            f"<system-reminder>\nThis file was read before the conversation was compacted; its current "
-            f"content:\n{path}\n{body}\n</system-reminder>"
+            ReinjectedFile(
+                path_text,
+                f"<system-reminder>\nThis file was read or edited before the conversation was compacted; "
+                f"its current content:\n{path}\n{body}\n</system-reminder>",
+            )
         )
     return texts
+
+
+def latest_approved_plan(messages: list[Message]) -> str:
+    """The plan of the last ExitPlanMode call the user approved, or ""."""
+    plans: dict[str, str] = {}
+    approved = ""
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for use in message.tool_uses():
+                if use.name == "ExitPlanMode" and isinstance(use.input.get("plan"), str):
+                    plans[use.id] = use.input["plan"]
+        elif isinstance(message, UserMessage):
+            for result in message.tool_results():
+                if result.tool_use_id in plans and not result.is_error:
+                    approved = plans[result.tool_use_id]
+    return approved
+
+
+def plan_reminder(plan: str) -> str:
+    if not plan.strip():
+        return ""
+    return (
+        "<system-reminder>\nThe plan the user approved before the conversation was compacted (carry on "
+        f"with it):\n{plan.strip()}\n</system-reminder>"
+    )

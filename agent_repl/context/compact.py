@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
-from agent_repl.context.attachments import recently_read_files, standing_context
+from agent_repl.context.attachments import (
+    files_in,
+    latest_approved_plan,
+    plan_reminder,
+    recently_read_files,
+    standing_context,
+)
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import CUT_OFF_STOP_REASONS, fork_request
@@ -27,6 +33,7 @@ from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount, should_autocompact
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.core.todos import latest_todos, todo_reminder
 from agent_repl.transcript.records import CompactionUndoRecord
 
 if TYPE_CHECKING:
@@ -290,11 +297,14 @@ class Compactor:
             content=continuation_message(summary, str(getattr(session.sink, "path", "")) or None),
             is_compact_summary=True,
         )
-        attachments = [
-            UserMessage(content=text, is_meta=True)
-            for text in (standing_context(session.messages, kept), *recently_read_files(view[:kept_index], kept, state))
-            if text
-        ]
+        files = recently_read_files(view[:kept_index], kept, state)
+        standing = (
+            standing_context(session.messages, kept),
+            *(f.text for f in files),
+            todo_reminder(latest_todos(view)),
+            plan_reminder(latest_approved_plan(view)),
+        )
+        attachments = [UserMessage(content=text, is_meta=True) for text in standing if text]
         tools_used = sorted({b.name for m in view if isinstance(m, AssistantMessage) for b in m.tool_uses()})
         boundary = SystemMessage(
             subtype="compact_boundary",
@@ -313,6 +323,12 @@ class Compactor:
         new_messages: list[Message] = [boundary, summary_message, *attachments]
         for message in new_messages:
             await session.append(message)
+        # What the model has seen exactly is now the kept tail and the re-injected files.
+        ledger = getattr(session, "files", None)
+        if ledger is not None:
+            ledger.retain(set(files_in(kept)))
+            for reinjected in files:
+                ledger.record(reinjected.path)
         # The prefix the cached edits pointed into is gone; their counts restart with the new prefix.
         state.microcompact.deleted_tokens_reported = state.microcompact.deleted_tokens_baseline = 0
         # The last usage described the old view; until the next reply, estimate the new one afresh.

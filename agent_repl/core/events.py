@@ -106,6 +106,13 @@ class CompactionFinished(_Event):
     tokens_after: int
 
 
+class PermissionModeChanged(_Event):
+    """The session's permission mode changed during the turn (an approval switched it)."""
+
+    kind: Literal["permission_mode_changed"] = "permission_mode_changed"
+    mode: str
+
+
 class ErrorEvent(_Event):
     kind: Literal["error"] = "error"
     message: str
@@ -137,6 +144,7 @@ AgentEvent = Annotated[
     | UsageEvent
     | CompactionStarted
     | CompactionFinished
+    | PermissionModeChanged
     | ErrorEvent
     | TurnEnded,
     Field(discriminator="kind"),

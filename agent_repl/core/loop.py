@@ -25,6 +25,7 @@ from agent_repl.core.events import (
     CompactionStarted,
     ContextProjected,
     ErrorEvent,
+    PermissionModeChanged,
     RequestRetry,
     StageReportEvent,
     SystemMessageEvent,
@@ -45,6 +46,7 @@ from agent_repl.core.messages import (
     Usage,
     UserMessage,
 )
+from agent_repl.core.permission_mode import mode_reminder
 from agent_repl.core.projection import Projection
 from agent_repl.core.recovery import (
     CONTINUE_NUDGE,
@@ -168,6 +170,10 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
     await session.ensure_started()
     user_message = await session.append(UserMessage(content=prompt))
     yield TurnStarted(prompt=prompt, message=user_message)
+    reminder = mode_reminder(session.announced_mode, session.mode.mode)
+    session.announced_mode = session.mode.mode
+    if reminder:
+        await session.append(UserMessage(content=reminder, is_meta=True))
     state = State()
     await session.ensure_capabilities()
     guard = session.context_guard
@@ -378,7 +384,13 @@ async def _store_reply(session: Session, response: ModelResponse) -> AsyncIterat
 
 async def _run_tools(session: Session, tool_uses: list[ToolUseBlock]) -> AsyncIterator[AgentEvent]:
     runtime = session.tool_runtime(session.ask)
+    changes = session.mode.changes
     async for item in execute_tool_calls(runtime, tool_uses, session.cancelled):
+        if session.mode.changes != changes:
+            # The approval that switched it (a plan approved) told the model in its result.
+            changes = session.mode.changes
+            session.announced_mode = session.mode.mode
+            yield PermissionModeChanged(mode=session.mode.mode.value)
         if isinstance(item, ToolCallOutcome):
             message = await session.append(item.to_message(session_id=session.session_id))
             yield ToolResultEvent(

@@ -11,6 +11,7 @@ import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
@@ -27,6 +28,8 @@ class PermissionRequest:
     # What rules match against: the command, for Bash.
     key: str
     description: str = ""
+    # What the prompt shows besides the key: a `FileChange` (its diff) for Edit and Write.
+    preview: Any = None
 
     def always_rule(self) -> str:
         """The rule `allow always` adds: the command's first word(s) as a prefix."""
@@ -37,7 +40,19 @@ class PermissionRequest:
         return f"{self.tool_name}({prefix}:*)"
 
 
-ApprovalCallback = Callable[[PermissionRequest], Awaitable[Decision]]
+@dataclass(frozen=True)
+class Answer:
+    """A user's answer to a permission prompt: the decision and, for a "no", what to do instead."""
+
+    decision: Decision
+    feedback: str = ""
+
+
+def as_answer(value: Decision | Answer) -> Answer:
+    return value if isinstance(value, Answer) else Answer(value)
+
+
+ApprovalCallback = Callable[[PermissionRequest], Awaitable[Decision | Answer]]
 
 
 @dataclass(frozen=True)
@@ -110,12 +125,16 @@ class PermissionPolicy:
         return None
 
     async def decide(self, request: PermissionRequest, ask: ApprovalCallback | None) -> Decision:
+        return (await self.answer(request, ask)).decision
+
+    async def answer(self, request: PermissionRequest, ask: ApprovalCallback | None) -> Answer:
+        """The decision with the user's words when they said no and told the model what to do instead."""
         ruled = self.check(request)
         if ruled is not None:
-            return ruled
+            return Answer(ruled)
         if ask is None:
-            return Decision.DENY
-        decision = await ask(request)
-        if decision is Decision.ALLOW_ALWAYS:
+            return Answer(Decision.DENY)
+        answer = as_answer(await ask(request))
+        if answer.decision is Decision.ALLOW_ALWAYS:
             self.add_allow(request.always_rule())
-        return decision
+        return answer

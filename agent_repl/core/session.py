@@ -7,15 +7,17 @@ transcript as it is appended. The model's view is built from it each turn by the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from agent_repl.core.client import ModelClient
 from agent_repl.core.events import AgentEvent
+from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
 from agent_repl.core.models import cost_usd
+from agent_repl.core.permission_mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
 from agent_repl.core.recovery import ContextGuard
@@ -86,6 +88,13 @@ class Session:
         # Tool output is stored without the API key (see agent_repl.core.redaction).
         self.redactor = SecretRedactor.of(settings.api_key)
         self.tool_state: dict[str, Any] = {}
+        # What Edit and Write check: the files the model read or wrote, as they were then.
+        self.files = ReadLedger()
+        self.mode = ModeHolder()
+        # The mode the model was last told about (plan mode on or off).
+        self.announced_mode = PermissionMode.DEFAULT
+        # Awaited with a path before a tool changes the file (the file history's checkpoint).
+        self.before_change: Callable[[Path], Awaitable[None]] | None = None
         self.usage_total = Usage()
         self.cost_total_usd = 0.0
         self.request_count = 0
@@ -141,7 +150,14 @@ class Session:
             ask=ask,
             state=self.tool_state,
             redactor=self.redactor,
+            files=self.files,
+            mode=self.mode,
+            before_change=self.before_change,
         )
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        return self.mode.mode
 
     def add_usage(self, usage: Usage, model: str) -> None:
         self.usage_total = self.usage_total + usage

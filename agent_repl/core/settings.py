@@ -56,6 +56,8 @@ class Settings(BaseModel):
     # How a full context is handled: a model summary (autocompact) or collapsed spans (collapse).
     context_strategy: Literal["autocompact", "collapse"] = "autocompact"
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    # The permission mode a session starts in (Shift+Tab cycles it; `--permission-mode` sets it).
+    permission_mode: Literal["default", "acceptEdits", "plan"] = "default"
     # Not from files: the environment and flags only.
     home: Path = DEFAULT_HOME
     api_key: str | None = Field(default=None, exclude=True, repr=False)
@@ -81,6 +83,7 @@ FILE_KEYS = {
     "autocompact",
     "context_strategy",
     "permissions",
+    "permission_mode",
 }
 
 

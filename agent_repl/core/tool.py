@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
+from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import ImageBlock, TextBlock
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
@@ -52,6 +53,10 @@ class ToolContext:
     state: dict[str, Any] = field(default_factory=dict)
     # Exact strings (the API key) a tool must not leave in the files it writes.
     secrets: tuple[str, ...] = ()
+    # The files the model has read or written in this session, as they were then.
+    files: ReadLedger = field(default_factory=ReadLedger)
+    # Awaited with a path just before a tool changes that file (the session checkpoints it).
+    before_change: Callable[[Path], Awaitable[None]] | None = None
 
 
 class Tool:
@@ -62,8 +67,10 @@ class Tool:
     # None means unlimited (Read: reading is how persisted output comes back).
     max_result_size_chars: ClassVar[int | None] = DEFAULT_MAX_RESULT_SIZE_CHARS
     is_read_only: ClassVar[bool] = False
-    # Whether microcompact may clear this tool's old results (Read, Bash, Grep, Glob).
+    # Whether microcompact may clear this tool's old results (Read, Bash, Grep, Glob, Edit, Write).
     microcompact_clearable: ClassVar[bool] = False
+    # Changes files (Edit, Write): asked with the diff shown, run without asking in acceptEdits.
+    edits_files: ClassVar[bool] = False
     # The model-facing description; subclasses load it from their sibling .md file.
     description: ClassVar[str] = ""
 
@@ -84,11 +91,31 @@ class Tool:
         """The tool definition sent to the API; byte-stable for a given tool."""
         schema = self.args_model.model_json_schema()
         schema.pop("title", None)
+        definitions = schema.pop("$defs", None)
+        if definitions:
+            schema = _inline_refs(schema, definitions)
         return {"name": self.name, "description": self.description, "input_schema": schema}
 
     def permission_key(self, args: BaseModel) -> str:
         """The string permission rules match against (Bash: the command)."""
         return ""
+
+    async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
+        """Checked before permission is asked: an error `ToolOutput` ends the call unasked (a stale
+        file, an ambiguous match); anything else is shown in the prompt (a `FileChange`)."""
+        return None
+
+
+def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
+    """Nested models written out in place (no `$defs`, no titles), as a plain schema reads best."""
+    if isinstance(node, list):
+        return [_inline_refs(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _inline_refs(definitions[ref.removeprefix("#/$defs/")], definitions)
+    return {k: _inline_refs(v, definitions) for k, v in node.items() if not (k == "title" and isinstance(v, str))}
 
 
 def load_description(module_file: str, name: str) -> str:

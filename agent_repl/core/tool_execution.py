@@ -1,7 +1,8 @@
 """Running the tool calls of one assistant reply.
 
-Consecutive read-only calls run concurrently; a call that is not read-only (Bash) runs alone,
-after asking permission. A result over its tool's `max_result_size_chars` is written to the
+Consecutive read-only calls run concurrently; a call that is not read-only (Bash, Edit, Write)
+runs alone, after the tool prepared it (Edit computes its diff, and refuses a stale file before
+anyone is asked) and `agent_repl.core.approval` allowed it. A result over its tool's `max_result_size_chars` is written to the
 session's tool-results directory and replaced by its preview here, before it enters history
 (SPEC R2.4), so the transcript never holds the full text.
 """
@@ -9,16 +10,17 @@ session's tool-results directory and replaced by its preview here, before it ent
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from agent_repl.core.approval import Approver
 from agent_repl.core.events import ToolProgress
+from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import ToolResultBlock, ToolUseBlock, UserMessage
-from agent_repl.core.permissions import ApprovalCallback, Decision, PermissionPolicy, PermissionRequest
+from agent_repl.core.permission_mode import ModeHolder
+from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.persisted_output import is_persisted_preview, persist_text
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput
@@ -57,6 +59,11 @@ class ToolRuntime:
     state: dict[str, Any]
     # Takes the API key out of every result before it is stored or persisted.
     redactor: SecretRedactor = field(default_factory=SecretRedactor)
+    # The files the model has read or written (Edit and Write check it), kept for the session.
+    files: ReadLedger = field(default_factory=ReadLedger)
+    mode: ModeHolder = field(default_factory=ModeHolder)
+    # Awaited with a path before a tool changes that file (the session's checkpoints).
+    before_change: Callable[[Path], Awaitable[None]] | None = None
 
 
 def apply_size_limit(tool: Tool, tool_use_id: str, output: ToolOutput, directory: Path) -> tuple[ToolOutput, str | None]:
@@ -87,12 +94,6 @@ async def _run_one(
     parsed = tool.parse_args(tool_use.input)
     if isinstance(parsed, ToolOutput):
         return ToolCallOutcome(tool_use, parsed)
-    if not tool.is_read_only:
-        denied = await _check_permission(runtime, tool, parsed)
-        if denied is not None:
-            return ToolCallOutcome(tool_use, denied)
-    if cancelled.is_set():
-        return ToolCallOutcome(tool_use, ToolOutput.error(INTERRUPTED_BY_USER))
 
     def on_progress(text: str) -> None:
         report(ToolProgress(tool_use_id=tool_use.id, text=text))
@@ -105,7 +106,21 @@ async def _run_one(
         on_progress=on_progress,
         state=runtime.state,
         secrets=runtime.redactor.secrets,
+        files=runtime.files,
+        before_change=runtime.before_change,
     )
+    if not tool.is_read_only:
+        try:
+            preview = await tool.prepare(parsed, ctx)
+        except Exception as exc:  # a tool bug must not kill the turn; the model hears about it
+            preview = ToolOutput.error(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
+        if isinstance(preview, ToolOutput):
+            return ToolCallOutcome(tool_use, runtime.redactor.output(preview))
+        denied = await Approver(runtime.permissions, runtime.ask, runtime.mode).approve(tool, parsed, preview)
+        if denied is not None:
+            return ToolCallOutcome(tool_use, denied)
+    if cancelled.is_set():
+        return ToolCallOutcome(tool_use, ToolOutput.error(INTERRUPTED_BY_USER))
     try:
         output = await tool.run(parsed, ctx)
     except Exception as exc:  # a tool bug must not kill the turn; the model hears about it
@@ -113,23 +128,6 @@ async def _run_one(
     output = runtime.redactor.output(output)
     output, path = apply_size_limit(tool, tool_use.id, output, runtime.tool_results_dir)
     return ToolCallOutcome(tool_use, output, path)
-
-
-async def _check_permission(runtime: ToolRuntime, tool: Tool, args: BaseModel) -> ToolOutput | None:
-    key = tool.permission_key(args)
-    request = PermissionRequest(tool_name=tool.name, key=key, description=str(getattr(args, "description", "") or ""))
-    try:
-        decision = await runtime.permissions.decide(request, runtime.ask)
-    except Exception:  # the prompt was closed (end of input) or broke: nobody approved, so deny
-        decision = Decision.DENY
-    if decision is Decision.DENY:
-        what = f" with {key!r}" if key else ""
-        return ToolOutput.error(
-            f"Permission to use {tool.name}{what} was denied. Do not retry the same call; "
-            "ask the user or try another way.",
-            summary=f"denied: {tool.name}{what}",
-        )
-    return None
 
 
 def batches(tool_uses: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[ToolUseBlock]]:

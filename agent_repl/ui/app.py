@@ -25,13 +25,14 @@ from agent_repl.ui.screens.permission import PermissionAsker
 from agent_repl.ui.widgets.conversation import DEFAULT_MAX_LINES, Conversation
 from agent_repl.ui.widgets.prompt_input import PromptInput
 from agent_repl.ui.widgets.status_line import StatusLine, WorkingIndicator
+from agent_repl.ui.widgets.todo_panel import TodoPanel
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
     from agent_repl.commands.registry import CommandRegistry, SessionHolder
     from agent_repl.commands.results import CommandResult
     from agent_repl.core.events import AgentEvent
-    from agent_repl.core.permissions import Decision, PermissionRequest
+    from agent_repl.core.permissions import Answer, PermissionRequest
     from agent_repl.core.session import Session
 
 # A second Ctrl+C within this many seconds exits.
@@ -119,6 +120,7 @@ class AgentApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Conversation(max_lines=self.max_lines, id="conversation")
         yield WorkingIndicator(self.clock, animate=self.animate, id="working")
+        yield TodoPanel(id="todos")
         yield Static("", id="hint")
         yield PromptInput(cwd=self.launcher.cwd, commands=self._command_names, id="prompt")
         yield StatusLine(id="status")
@@ -138,6 +140,10 @@ class AgentApp(App[int]):
     @property
     def working(self) -> WorkingIndicator:
         return self.query_one(WorkingIndicator)
+
+    @property
+    def todos(self) -> TodoPanel:
+        return self.query_one(TodoPanel)
 
     @property
     def session(self) -> Session | None:
@@ -206,6 +212,13 @@ class AgentApp(App[int]):
             session_label=session.session_id[:8],
             cache_read_share=(usage.cache_read_input_tokens / total) if usage and total else None,
         )
+        self.show_mode()
+        self.show_todos(session)
+
+    def show_todos(self, session: Session) -> None:
+        from agent_repl.core.todos import latest_todos
+
+        self.todos.show(latest_todos(session.messages))
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -226,6 +239,17 @@ class AgentApp(App[int]):
             self.conversation.scroll_page_up()
         else:
             self.conversation.scroll_page_down()
+
+    def on_prompt_input_mode_cycle_requested(self, event: PromptInput.ModeCycleRequested) -> None:
+        if self.session is not None:
+            self.session.mode.cycle()
+            self.show_mode()
+
+    def show_mode(self) -> None:
+        from agent_repl.core.permission_mode import MODE_LABELS
+
+        if self.session is not None:
+            self.status.set_mode(MODE_LABELS[self.session.permission_mode])
 
     def on_prompt_input_completions_shown(self, event: PromptInput.CompletionsShown) -> None:
         self.set_hint("  ".join(event.candidates[:20]) + (" …" if len(event.candidates) > 20 else ""))
@@ -273,6 +297,10 @@ class AgentApp(App[int]):
         if session is None:
             return
         await self.conversation.apply(message.event, session.messages)
+        if message.event.kind == "permission_mode_changed":
+            self.show_mode()
+        elif message.event.kind == "tool_result" and message.event.name == "TodoWrite":
+            self.show_todos(session)
         self.status.apply(message.event, cost_usd=session.cost_total_usd)
         self.working.apply(message.event)
 
@@ -368,12 +396,12 @@ class AgentApp(App[int]):
 
     # -- permissions -----------------------------------------------------------------------------
 
-    async def ask_permission(self, request: PermissionRequest) -> Decision:
+    async def ask_permission(self, request: PermissionRequest) -> Answer:
         """The session's approval callback (see `PermissionAsker`)."""
         self.post_message(self.PermissionAsked(request))
-        decision = await self.permission_asker.ask(request)
+        answer = await self.permission_asker.ask(request)
         self.prompt.focus()
-        return decision
+        return answer
 
     # -- keys --------------------------------------------------------------------------------------
 

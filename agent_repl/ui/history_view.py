@@ -72,6 +72,8 @@ class ToolItem(Item):
     summary: str = ""
     persisted_path: str | None = None
     persisted_size: str | None = None
+    # The result's structured copy (`toolUseResult`): an edit's hunks, a todo list.
+    structured: Any = None
 
     def lines(self) -> int:
         return 2
@@ -84,6 +86,9 @@ class ToolItem(Item):
     def headline(self, width: int = 90) -> str:
         """`Name(main argument)` on one line."""
         main = ""
+        if self.name == "TodoWrite" and isinstance(self.input.get("todos"), list):
+            count = len(self.input["todos"])
+            return f"TodoWrite({count} item{'s' if count != 1 else ''})"
         for key in ("command", "file_path", "pattern", "path"):
             if isinstance(self.input.get(key), str):
                 main = self.input[key]
@@ -100,6 +105,7 @@ class ToolItem(Item):
         self.result = block.text()
         self.is_error = block.is_error
         structured = message.tool_use_result
+        self.structured = structured
         if isinstance(structured, str):
             self.summary = structured
         if isinstance(structured, dict) and structured.get("persistedOutputPath"):

@@ -17,6 +17,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import History
+from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
 from rich.markup import escape
 
@@ -24,6 +25,7 @@ from agent_repl.bootstrap import ResumeSource, close_session, open_session
 from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
 from agent_repl.commands import results as r
 from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
+from agent_repl.core.diffs import FileChange
 from agent_repl.core.events import (
     AgentEvent,
     ErrorEvent,
@@ -35,12 +37,15 @@ from agent_repl.core.events import (
     ToolUseStarted,
     TurnEnded,
 )
-from agent_repl.core.permissions import Decision, PermissionRequest
+from agent_repl.core.permission_mode import MODE_LABELS, PlanProposal
+from agent_repl.core.permissions import Answer, Decision, PermissionRequest
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
+from agent_repl.core.visible import show_controls
 from agent_repl.ui.completion import complete
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.render import render_result
+from agent_repl.ui.tool_views import EDIT_TOOLS, diff_summary, render_hunks, tool_body
 
 
 def _tool_line(event: ToolUseStarted) -> str:
@@ -52,6 +57,9 @@ class InlineRenderer:
     def __init__(self, console: Console) -> None:
         self.console = console
         self.streaming = False
+        # The inputs of tool calls, by id, and the files whose diff the user just saw in a prompt.
+        self.inputs: dict[str, dict] = {}
+        self.shown_diffs: set[str] = set()
 
     def _end_stream(self) -> None:
         if self.streaming:
@@ -67,6 +75,7 @@ class InlineRenderer:
             return
         elif isinstance(event, ToolUseStarted):
             self._end_stream()
+            self.inputs[event.tool_use_id] = event.input
             self.console.print(_tool_line(event))
         elif isinstance(event, ToolResultEvent):
             style = "red" if event.is_error else "dim"
@@ -74,6 +83,9 @@ class InlineRenderer:
             if event.persisted_path:
                 summary += f" (full output: {event.persisted_path})"
             self.console.print(f"  [{style}]⎿ {escape(summary)}[/]")
+            self._body(event)
+        elif event.kind == "permission_mode_changed":
+            self.console.print(f"[dim]permission mode: {escape(event.mode)}[/]")
         elif isinstance(event, RequestRetry):
             self._end_stream()
             self.console.print(f"[yellow]retrying ({event.attempt}) after: {escape(event.error)}[/]")
@@ -84,6 +96,22 @@ class InlineRenderer:
             self._end_stream()
             if event.reason == "interrupted":
                 self.console.print("[yellow]interrupted[/]")
+
+
+    def _body(self, event: ToolResultEvent) -> None:
+        """A checklist after TodoWrite; the diff after an edit the user did not already see."""
+        if event.is_error:
+            return
+        tool_input = self.inputs.pop(event.tool_use_id, None)
+        if tool_input is None:
+            return
+        if event.name in EDIT_TOOLS and str(tool_input.get("file_path")) in self.shown_diffs:
+            self.shown_diffs.discard(str(tool_input.get("file_path")))
+            return
+        if event.name == "TodoWrite" or event.name in EDIT_TOOLS:
+            body = tool_body(event.name, tool_input, event.message.tool_use_result)
+            if body is not None:
+                self.console.print(body)
 
 
 class ProjectHistory(History):
@@ -117,12 +145,63 @@ class InlineCompleter(Completer):
             yield Completion(at + candidate, start_position=start)
 
 
+async def _feedback(prompt: PromptSession) -> str:
+    try:
+        return (await prompt.prompt_async("what should the model do instead? (empty: just no) > ")).strip()
+    except (EOFError, KeyboardInterrupt):
+        return ""
+
+
+async def _ask_change(prompt: PromptSession, console: Console, request: PermissionRequest) -> Answer:
+    """An edit: the coloured diff, then yes / yes and don't ask again for edits / no with feedback."""
+    change = request.preview
+    assert isinstance(change, FileChange)
+    verb = "Create" if change.is_new_file else ("Overwrite" if request.tool_name == "Write" else "Edit")
+    console.print(f"[bold yellow]{verb} {escape(show_controls(change.display_path, newlines=False))}?[/] "
+                  f"[dim]({diff_summary(change.hunks)})[/]")
+    console.print(render_hunks(change.hunks, change.path))
+    if change.outside_project:
+        console.print("[yellow]This file is outside the project.[/]")
+        question = "[y] yes / [n] no, and tell the model what to do differently > "
+    else:
+        question = "[y] yes / [a] yes, and don't ask again for edits this session / [n] no, and say what to do instead > "
+    try:
+        choice = (await prompt.prompt_async(question)).strip().lower()[:1]
+    except (EOFError, KeyboardInterrupt):
+        return Answer(Decision.DENY)
+    if choice == "y":
+        return Answer(Decision.ALLOW_ONCE)
+    if choice == "a" and not change.outside_project:
+        return Answer(Decision.ALLOW_ALWAYS)
+    return Answer(Decision.DENY, await _feedback(prompt))
+
+
+async def _ask_plan(prompt: PromptSession, console: Console, request: PermissionRequest) -> Answer:
+    from rich.markdown import Markdown
+
+    plan = request.preview.plan if isinstance(request.preview, PlanProposal) else ""
+    console.print("[bold yellow]Here is the plan. Proceed?[/]")
+    console.print(Markdown(show_controls(plan)))
+    question = "[a] yes, and accept edits / [y] yes, and ask before each edit / [n] no, keep planning > "
+    try:
+        choice = (await prompt.prompt_async(question)).strip().lower()[:1]
+    except (EOFError, KeyboardInterrupt):
+        return Answer(Decision.DENY)
+    if choice in ("a", "y"):
+        return Answer(Decision.ALLOW_ALWAYS if choice == "a" else Decision.ALLOW_ONCE)
+    return Answer(Decision.DENY, await _feedback(prompt))
+
+
 async def _ask_permission(
     prompt: PromptSession, console: Console, cwd: Path, request: PermissionRequest
-) -> Decision:
-    console.print(f"[bold yellow]Allow {escape(request.tool_name)}[/]: {escape(request.key)}")
+) -> Decision | Answer:
+    if isinstance(request.preview, FileChange):
+        return await _ask_change(prompt, console, request)
+    if isinstance(request.preview, PlanProposal):
+        return await _ask_plan(prompt, console, request)
+    console.print(f"[bold yellow]Allow {escape(request.tool_name)}[/]: {escape(show_controls(request.key))}")
     if request.description:
-        console.print(f"  [dim]{escape(request.description)}[/]")
+        console.print(f"  [dim]{escape(show_controls(request.description))}[/]")
     rule = request.always_rule()
     try:
         answer = await prompt.prompt_async(f"[y] once / [a] always ({rule}) / [n] deny > ")
@@ -185,21 +264,39 @@ async def run_inline(
     cwd = cwd.resolve()
     registry = default_registry()
     store = PromptHistory(history_path(settings.home, cwd))
+    holder: SessionHolder | None = None
+    bindings = KeyBindings()
+
+    @bindings.add("s-tab")
+    def _cycle_mode(event) -> None:  # noqa: ANN001 - prompt_toolkit's key event
+        if holder is not None:
+            holder.session.mode.cycle()
+            event.app.invalidate()
+
+    def mode_label() -> str:
+        label = MODE_LABELS[holder.session.permission_mode] if holder is not None else ""
+        return f"{label} (shift+tab to cycle)" if label else ""
+
     prompt: PromptSession[str] = PromptSession(
         history=ProjectHistory(store),
         completer=InlineCompleter(cwd, registry.complete("")),
         complete_while_typing=False,
+        key_bindings=bindings,
+        rprompt=mode_label,
     )
+    renderer = InlineRenderer(console)
 
-    async def ask(request: PermissionRequest) -> Decision:
-        return await _ask_permission(prompt, console, cwd, request)
+    async def ask(request: PermissionRequest) -> Decision | Answer:
+        answer = await _ask_permission(prompt, console, cwd, request)
+        if isinstance(request.preview, FileChange):
+            renderer.shown_diffs.add(request.key)
+        return answer
 
     async def reopen(source: ResumeSource | None, previous: Session) -> Session:
         next_settings = previous.settings.model_copy(update={"model": previous.model})
         return await open_session(next_settings, cwd, resume=source, ask=ask)
 
     holder = SessionHolder(await open_session(settings, cwd, resume=resume, ask=ask), reopen)
-    renderer = InlineRenderer(console)
     session = holder.session
     console.print(
         f"[bold]agent-repl[/] · {escape(session.model)} · session {session.session_id[:8]} · /help for help"

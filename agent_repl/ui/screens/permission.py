@@ -1,4 +1,5 @@
-"""The Bash permission prompt: a keyboard-first modal (y once, a always, n or Esc deny)."""
+"""The permission prompts: Bash's keyboard-first modal (y once, a always, n or Esc deny) here, the
+file-change and plan prompts in `edit_permission`, and the asker that picks between them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent_repl.core.permissions import Decision, PermissionRequest
+from agent_repl.core.diffs import FileChange
+from agent_repl.core.permission_mode import PlanProposal
+from agent_repl.core.permissions import Answer, Decision, PermissionRequest, as_answer
 
 
 class PermissionScreen(ModalScreen[Decision]):
@@ -73,22 +76,30 @@ class PermissionAsker:
         self.app = app
         self.cwd = cwd
         self.notify = notify
-        self._pending: asyncio.Future[Decision] | None = None
+        self._pending: asyncio.Future[Answer] | None = None
 
-    async def ask(self, request: PermissionRequest) -> Decision:
+    async def ask(self, request: PermissionRequest) -> Answer:
         from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
+        from agent_repl.ui.screens.edit_permission import EditPermissionScreen, PlanApprovalScreen
 
-        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
         self._pending = future
 
-        def answered(decision: Decision | None) -> None:
+        def answered(answer: Decision | Answer | None) -> None:
             if not future.done():
-                future.set_result(decision or Decision.DENY)
+                future.set_result(as_answer(answer or Decision.DENY))
 
-        self.app.push_screen(PermissionScreen(request), callback=answered)
-        decision = await future
+        if isinstance(request.preview, FileChange):
+            screen: ModalScreen = EditPermissionScreen(request)
+        elif isinstance(request.preview, PlanProposal):
+            screen = PlanApprovalScreen(request)
+        else:
+            screen = PermissionScreen(request)
+        self.app.push_screen(screen, callback=answered)
+        answer = await future
         self._pending = None
-        if decision is Decision.ALLOW_ALWAYS:
+        # Only a command's "always" is a rule to keep; for edits and plans it changes the mode.
+        if answer.decision is Decision.ALLOW_ALWAYS and request.preview is None:
             rule = request.always_rule()
             try:
                 path = persist_allow_rule(self.cwd, rule)
@@ -96,9 +107,9 @@ class PermissionAsker:
                 await self.notify(f"{rule} is allowed for this session only: {exc}", "error")
             else:
                 await self.notify(f"always allowing {rule} (saved to {path})", "info")
-        return decision
+        return answer
 
     def cancel(self) -> None:
         """Deny the question still open (the app is closing)."""
         if self._pending is not None and not self._pending.done():
-            self._pending.set_result(Decision.DENY)
+            self._pending.set_result(Answer(Decision.DENY))

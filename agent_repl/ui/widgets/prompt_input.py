@@ -1,5 +1,6 @@
 """The multi-line input: Enter sends, Shift+Enter or Ctrl+J adds a line, Up/Down walk the
-project's prompt history at the first/last line, Tab completes commands and paths."""
+project's prompt history at the first/last line, Tab completes commands and paths, Shift+Tab
+cycles the permission mode."""
 
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ class PromptInput(TextArea):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
+
+    class ModeCycleRequested(Message):
+        """Shift+Tab in the input: the next permission mode (default, acceptEdits, plan)."""
 
     class CompletionsShown(Message):
         """Several candidates: the app shows them under the input (empty list: hide them)."""
@@ -75,6 +79,11 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             self.insert("\n")
+            return
+        if key == "shift+tab":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.ModeCycleRequested())
             return
         if key == "tab":
             event.stop()

@@ -1,5 +1,6 @@
-"""The status line (model, context used against the window, distance to autocompact, cache-read
-share of the last request, cost) and the working indicator shown while a turn runs."""
+"""The status line (the permission mode when it is not the default, model, context used against
+the window, distance to autocompact, cache-read share of the last request, cost) and the working
+indicator shown while a turn runs."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ class StatusLine(Static):
         self.cost_usd = 0.0
         self.session_label = ""
         self.note = ""
+        # The permission mode's label ("" in the default mode).
+        self.mode_label = ""
 
     def set_session(
         self,
@@ -81,8 +84,16 @@ class StatusLine(Static):
             return
         self.refresh_line()
 
+    def set_mode(self, label: str) -> None:
+        self.mode_label = label
+        self.refresh_line()
+
     def refresh_line(self) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
+        if self.mode_label:
+            style = "bold cyan" if "plan" in self.mode_label else "bold magenta"
+            text.append(self.mode_label, style=style)
+            text.append(" (shift+tab to cycle)  ", style="dim")
         text.append(self.model or "starting…", style="bold")
         if self.effective_window:
             share = self.context_tokens / self.effective_window

@@ -10,6 +10,10 @@ from textual.message import Message
 from textual.widgets import Collapsible, Static
 
 from agent_repl.ui.history_view import ToolItem
+from agent_repl.ui.tool_views import tool_body
+
+# Tools whose body (a diff, a checklist, a plan) is the point: their blocks open expanded.
+OPEN_BY_DEFAULT = frozenset({"Edit", "Write", "MultiEdit", "TodoWrite", "ExitPlanMode"})
 
 RESULT_PREVIEW_LINES = 30
 MARK_LABELS = {"snipped": "✂ snipped", "collapsed": "⊟ collapsed"}
@@ -42,7 +46,7 @@ class ToolBlock(Collapsible):
             self._result_view,
             self._persisted_view,
             title=self._title_text(),
-            collapsed=True,
+            collapsed=item.name not in OPEN_BY_DEFAULT,
             classes="tool",
         )
         self._fill()
@@ -63,11 +67,15 @@ class ToolBlock(Collapsible):
 
     def _fill(self) -> None:
         item = self.item
-        self._input_view.update(Text(item.input_text(), style="dim"))
+        body = tool_body(item.name, item.input, item.structured)
+        self._input_view.update(body if body is not None else Text(item.input_text(), style="dim"))
         if item.result is None:
             self._result_view.update(Text(self.progress or "running…", style="dim italic"))
+            self._result_view.display = True
         else:
             self._result_view.update(Text(_result_preview(item.result), style="red" if item.is_error else ""))
+            # A diff or a checklist says it all; their result text only matters when it is an error.
+            self._result_view.display = body is None or item.is_error
         if item.persisted_path:
             note = Text("full output: ", style="bold")
             note.append(item.persisted_path)

@@ -1,0 +1,101 @@
+"""Whether a tool call that is not read-only may run: the permission mode first, then rules, then the user.
+
+- plan mode refuses everything that is not read-only, except ExitPlanMode (the way out);
+- Edit and Write: deny and allow rules decide first; in acceptEdits a file inside the project is
+  changed without asking; otherwise the user sees the diff. "Yes, and don't ask again" switches
+  the session to acceptEdits, as Claude Code does; a file outside the project is asked every time;
+- ExitPlanMode: the user approves the plan (then acceptEdits or default) or keeps planning;
+- anything else (Bash) goes through the permission policy's rules and prompt.
+
+A "no" may carry the user's words for the model. With nobody to ask (print mode), the call is denied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent_repl.core.diffs import FileChange
+from agent_repl.core.permission_mode import PLAN_MODE_REFUSAL, ModeHolder, PermissionMode, denied_text
+from agent_repl.core.permissions import (
+    Answer,
+    ApprovalCallback,
+    Decision,
+    PermissionPolicy,
+    PermissionRequest,
+    as_answer,
+)
+from agent_repl.core.tool import Tool, ToolOutput
+
+EXIT_PLAN_MODE = "ExitPlanMode"
+
+
+@dataclass
+class Approver:
+    policy: PermissionPolicy
+    ask: ApprovalCallback | None
+    mode: ModeHolder
+
+    async def approve(self, tool: Tool, args: BaseModel, preview: Any) -> ToolOutput | None:
+        """None when the call may run, else the error result the model gets instead."""
+        key = tool.permission_key(args)
+        request = PermissionRequest(
+            tool_name=tool.name, key=key, description=str(getattr(args, "description", "") or ""), preview=preview
+        )
+        mode = self.mode.mode
+        if tool.name == EXIT_PLAN_MODE:
+            return await self._plan_exit(request)
+        if mode is PermissionMode.PLAN:
+            return ToolOutput.error(PLAN_MODE_REFUSAL, summary=f"plan mode: {tool.name} not run")
+        if tool.edits_files:
+            answer = await self._edit(request, preview)
+        else:
+            try:
+                answer = await self.policy.answer(request, self.ask)
+            except Exception:  # the prompt was closed (end of input) or broke: nobody approved, so deny
+                answer = Answer(Decision.DENY)
+        if answer.decision is Decision.DENY:
+            what = f" with {key!r}" if key else ""
+            return ToolOutput.error(denied_text(tool.name, what, answer.feedback), summary=f"denied: {tool.name}{what}")
+        return None
+
+    async def _ask(self, request: PermissionRequest) -> Answer:
+        if self.ask is None:
+            return Answer(Decision.DENY)
+        try:
+            return as_answer(await self.ask(request))
+        except Exception:  # a closed or broken prompt approves nothing
+            return Answer(Decision.DENY)
+
+    async def _edit(self, request: PermissionRequest, preview: Any) -> Answer:
+        ruled = self.policy.check(request)
+        if ruled is not None:
+            return Answer(ruled)
+        outside = isinstance(preview, FileChange) and preview.outside_project
+        if self.mode.mode is PermissionMode.ACCEPT_EDITS and not outside:
+            return Answer(Decision.ALLOW_ONCE)
+        answer = await self._ask(request)
+        if answer.decision is Decision.ALLOW_ALWAYS and not outside:
+            self.mode.set(PermissionMode.ACCEPT_EDITS)
+        return answer
+
+    async def _plan_exit(self, request: PermissionRequest) -> ToolOutput | None:
+        if self.mode.mode is not PermissionMode.PLAN:
+            return ToolOutput.error(
+                "Plan mode is not on, so there is no plan to approve; go ahead with the work.",
+                summary="not in plan mode",
+            )
+        answer = await self._ask(request)
+        if answer.decision is Decision.DENY:
+            if self.ask is None:
+                text = "Nobody can approve the plan in this session (non-interactive); stop here and present the plan."
+            elif answer.feedback.strip():
+                text = f"The user wants to keep planning and said: {answer.feedback.strip()}\nRevise the plan; stay in plan mode."
+            else:
+                text = "The user did not approve the plan and wants to keep planning. Ask what to change; stay in plan mode."
+            return ToolOutput.error(text, summary="plan not approved")
+        approved = PermissionMode.ACCEPT_EDITS if answer.decision is Decision.ALLOW_ALWAYS else PermissionMode.DEFAULT
+        self.mode.set(approved)
+        return None

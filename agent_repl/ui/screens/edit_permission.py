@@ -1,0 +1,147 @@
+"""The prompts for a file change (the diff, syntax-coloured) and for a plan (ExitPlanMode).
+
+Claude Code's three choices: yes; yes and don't ask again (edits: the session switches to
+acceptEdits; a plan: approved with edits accepted); no, and tell the model what to do
+differently (a line of feedback, Enter to send it, Esc for a plain no).
+"""
+
+from __future__ import annotations
+
+from rich.markdown import Markdown
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from agent_repl.core.diffs import FileChange
+from agent_repl.core.permissions import Answer, Decision, PermissionRequest
+from agent_repl.core.visible import show_controls
+from agent_repl.ui.tool_views import diff_summary, render_hunks
+
+
+def edit_title(request: PermissionRequest) -> str:
+    change = request.preview
+    if not isinstance(change, FileChange):
+        return f"Allow {request.tool_name}?"
+    path = show_controls(change.display_path, newlines=False)
+    if change.is_new_file:
+        return f"Create {path}?"
+    if request.tool_name == "Write":
+        return f"Overwrite {path}?"
+    return f"Make this edit to {path}?"
+
+
+class ChoiceScreen(ModalScreen[Answer]):
+    """A keyboard-first prompt with three answers; "no" may carry a line for the model."""
+
+    BINDINGS = [
+        Binding("y", "decide('allow_once')", "yes"),
+        Binding("a", "decide('allow_always')", "yes, always"),
+        Binding("shift+tab", "decide('allow_always')", "yes, always", show=False),
+        Binding("n", "decide('deny')", "no"),
+        Binding("escape", "escape", "no"),
+    ]
+
+    def __init__(self, request: PermissionRequest) -> None:
+        super().__init__(classes="permission")
+        self.request = request
+        self.asking_feedback = False
+
+    def options(self) -> list[Option]:
+        raise NotImplementedError
+
+    def body(self) -> ComposeResult:
+        raise NotImplementedError
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="permission-dialog"):
+            yield from self.body()
+            yield OptionList(*self.options(), id="permission-options")
+            feedback = Input(placeholder="what should the model do instead? (Enter sends, Esc: just no)", id="permission-feedback")
+            feedback.display = False
+            yield feedback
+
+    def on_mount(self) -> None:
+        options = self.query_one(OptionList)
+        options.highlighted = 0
+        options.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_decide(str(event.option.id))
+
+    def action_decide(self, value: str) -> None:
+        decision = Decision(value)
+        if decision is Decision.ALLOW_ALWAYS and not self._has_always():
+            return
+        if decision is Decision.DENY:
+            self._ask_feedback()
+            return
+        self.dismiss(Answer(decision))
+
+    def _has_always(self) -> bool:
+        return any(o.id == Decision.ALLOW_ALWAYS.value for o in self.options())
+
+    def _ask_feedback(self) -> None:
+        self.asking_feedback = True
+        box = self.query_one("#permission-feedback", Input)
+        box.display = True
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(Answer(Decision.DENY, event.value.strip()))
+
+    def action_escape(self) -> None:
+        self.dismiss(Answer(Decision.DENY))
+
+    def on_key(self, event) -> None:
+        # While the feedback line is open, y/a/n are letters to type, not answers.
+        if self.asking_feedback and event.key in ("y", "a", "n"):
+            event.stop()
+
+
+class EditPermissionScreen(ChoiceScreen):
+    def body(self) -> ComposeResult:
+        change = self.request.preview
+        yield Static(Text(edit_title(self.request), style="bold"), id="permission-title")
+        if isinstance(change, FileChange):
+            yield Static(Text(f"{diff_summary(change.hunks)}", style="dim"), id="permission-description")
+            with VerticalScroll(id="permission-diff"):
+                yield Static(render_hunks(change.hunks, change.path), id="permission-diff-text")
+            if change.outside_project:
+                yield Static(Text("This file is outside the project.", style="yellow"), id="permission-outside")
+
+    def options(self) -> list[Option]:
+        change = self.request.preview
+        outside = isinstance(change, FileChange) and change.outside_project
+        options = [Option(Text.assemble(("y", "bold"), "  Yes"), id=Decision.ALLOW_ONCE.value)]
+        if not outside:
+            options.append(
+                Option(
+                    Text.assemble(("a", "bold"), "  Yes, and don't ask again for edits this session (shift+tab)"),
+                    id=Decision.ALLOW_ALWAYS.value,
+                )
+            )
+        options.append(
+            Option(Text.assemble(("n", "bold"), "  No, and tell the model what to do differently (esc)"), id=Decision.DENY.value)
+        )
+        return options
+
+
+class PlanApprovalScreen(ChoiceScreen):
+    def body(self) -> ComposeResult:
+        plan = str(getattr(self.request.preview, "plan", "") or "")
+        yield Static(Text("Here is the plan. Proceed?", style="bold"), id="permission-title")
+        with VerticalScroll(id="permission-diff"):
+            yield Static(Markdown(show_controls(plan)), id="permission-plan")
+
+    def options(self) -> list[Option]:
+        return [
+            Option(Text.assemble(("a", "bold"), "  Yes, and accept edits without asking"), id=Decision.ALLOW_ALWAYS.value),
+            Option(Text.assemble(("y", "bold"), "  Yes, and ask before each edit"), id=Decision.ALLOW_ONCE.value),
+            Option(Text.assemble(("n", "bold"), "  No, keep planning (say what to change)"), id=Decision.DENY.value),
+        ]

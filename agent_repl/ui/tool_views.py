@@ -1,0 +1,151 @@
+"""How file changes and todo lists look, in the full-screen app and in the inline REPL alike.
+
+One place, keyed by tool name and Claude Code's input and result shapes, so our live Edit, Write
+and TodoWrite calls and the ones in a resumed Claude Code session render the same way:
+
+- Edit / MultiEdit / Write: a syntax-coloured unified diff from the `structuredPatch` hunks (or,
+  without a result yet, from the input), removed lines on red, added lines on green;
+- TodoWrite: a checklist.
+
+Text from files and models goes through `show_controls` before it reaches the terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+
+from agent_repl.core.diffs import patch_stats, structured_patch
+from agent_repl.core.todos import STATUS_MARKS, Todo, parse_todos
+from agent_repl.core.visible import show_controls
+
+REMOVED_STYLE = "on #4b1d1d"
+ADDED_STYLE = "on #17391f"
+THEME = "monokai"
+MAX_DIFF_LINES = 400
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit"})
+
+
+def _highlight(lines: list[str], path: str) -> list[Text]:
+    """Each line syntax-coloured in the context of its neighbours (one hunk side at a time)."""
+    if not lines:
+        return []
+    code = "\n".join(show_controls(line, newlines=False) for line in lines)
+    try:
+        lexer = Syntax.guess_lexer(path or "file.txt", code)
+        highlighted = Syntax(code, lexer, theme=THEME, background_color="default").highlight(code)
+    except Exception:  # an unknown lexer or a lexer bug: plain text is fine
+        highlighted = Text(code)
+    parts = highlighted.split("\n", allow_blank=True)
+    while len(parts) < len(lines):
+        parts.append(Text(""))
+    return [part.copy() for part in parts[: len(lines)]]
+
+
+def render_hunks(hunks: list[dict[str, Any]], path: str = "", *, max_lines: int = MAX_DIFF_LINES) -> Text:
+    """The hunks as a coloured unified diff with old and new line numbers."""
+    out = Text(no_wrap=False)
+    if not hunks:
+        out.append("(no changes)", style="dim")
+        return out
+    widest = max(max(h.get("oldStart", 0) + h.get("oldLines", 0), h.get("newStart", 0) + h.get("newLines", 0)) for h in hunks)
+    width = len(str(widest))
+    shown = 0
+    for index, hunk in enumerate(hunks):
+        lines = [line for line in hunk.get("lines") or [] if isinstance(line, str)]
+        old_side = [line[1:] for line in lines if line[:1] in (" ", "-")]
+        new_side = [line[1:] for line in lines if line[:1] in (" ", "+")]
+        old_lit, new_lit = iter(_highlight(old_side, path)), iter(_highlight(new_side, path))
+        if index:
+            out.append(" " * width + " ⋮\n", style="dim")
+        old_no = int(hunk.get("oldStart") or 0) or 1
+        new_no = int(hunk.get("newStart") or 0) or 1
+        for line in lines:
+            if shown >= max_lines:
+                out.append(f"… {sum(len(h.get('lines') or []) for h in hunks) - shown} more diff lines\n", style="dim")
+                return out
+            shown += 1
+            tag = line[:1]
+            if tag == "-":
+                body, number, style, old_no = next(old_lit, Text(line[1:])), old_no, REMOVED_STYLE, old_no + 1
+            elif tag == "+":
+                body, number, style, new_no = next(new_lit, Text(line[1:])), new_no, ADDED_STYLE, new_no + 1
+            else:
+                next(old_lit, None)
+                body, number, style = next(new_lit, Text(line[1:])), new_no, ""
+                old_no, new_no = old_no + 1, new_no + 1
+            out.append(f"{number:>{width}} ", style="dim")
+            marker = Text(f"{tag or ' '} ", style=("bold red" if tag == "-" else "bold green" if tag == "+" else "dim"))
+            row = Text.assemble(marker, body)
+            if style:
+                row.stylize(style)
+            out.append_text(row)
+            out.append("\n")
+    out.rstrip()
+    return out
+
+
+def edit_hunks(name: str, tool_input: dict[str, Any], structured: Any) -> list[dict[str, Any]] | None:
+    """The hunks an Edit/MultiEdit/Write call made (its result) or would make (its input alone)."""
+    if isinstance(structured, dict) and isinstance(structured.get("structuredPatch"), list):
+        return [h for h in structured["structuredPatch"] if isinstance(h, dict)]
+    if name == "Edit" and isinstance(tool_input.get("old_string"), str):
+        return structured_patch(tool_input["old_string"], str(tool_input.get("new_string", "")))
+    if name == "Write" and isinstance(tool_input.get("content"), str):
+        return structured_patch("", tool_input["content"])
+    if name == "MultiEdit" and isinstance(tool_input.get("edits"), list):
+        hunks: list[dict[str, Any]] = []
+        for edit in tool_input["edits"]:
+            if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
+                hunks += structured_patch(edit["old_string"], str(edit.get("new_string", "")))
+        return hunks
+    return None
+
+
+def diff_summary(hunks: list[dict[str, Any]]) -> str:
+    return patch_stats(hunks).text()
+
+
+def render_checklist(todos: list[Todo]) -> Text:
+    text = Text()
+    for index, todo in enumerate(todos):
+        if index:
+            text.append("\n")
+        mark = STATUS_MARKS[todo.status]
+        if todo.status == "completed":
+            text.append(f"{mark} ", style="green")
+            text.append(show_controls(todo.content, newlines=False), style="dim strike")
+        elif todo.status == "in_progress":
+            text.append(f"{mark} ", style="bold yellow")
+            text.append(show_controls(todo.activeForm, newlines=False), style="bold")
+        else:
+            text.append(f"{mark} ")
+            text.append(show_controls(todo.content, newlines=False))
+    return text
+
+
+def todos_of(tool_input: dict[str, Any], structured: Any) -> list[Todo] | None:
+    if isinstance(structured, dict) and "newTodos" in structured:
+        return parse_todos(structured["newTodos"])
+    return parse_todos(tool_input.get("todos"))
+
+
+def tool_body(name: str, tool_input: dict[str, Any], structured: Any = None) -> RenderableType | None:
+    """The rich body of a tool call that has one (a diff, a checklist), else None (shown as JSON)."""
+    if name in EDIT_TOOLS:
+        hunks = edit_hunks(name, tool_input, structured)
+        if hunks is None:
+            return None
+        path = str(tool_input.get("file_path") or (structured or {}).get("filePath") or "")
+        return render_hunks(hunks, path)
+    if name == "TodoWrite":
+        todos = todos_of(tool_input, structured)
+        return render_checklist(todos) if todos is not None else None
+    if name == "ExitPlanMode" and isinstance(tool_input.get("plan"), str):
+        from rich.markdown import Markdown
+
+        return Group(Text("Plan:", style="bold"), Markdown(show_controls(tool_input["plan"])))
+    return None

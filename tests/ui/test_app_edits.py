@@ -1,0 +1,146 @@
+"""Edits in the app against the emulator: the diff dialog, the three permission modes, the todo list."""
+
+from __future__ import annotations
+
+import json
+
+from agent_repl.core.permission_mode import PermissionMode
+from agent_repl.ui.app import AgentApp
+from agent_repl.ui.screens.edit_permission import EditPermissionScreen, PlanApprovalScreen
+from agent_repl.ui.widgets.tool_block import ToolBlock
+
+from .conftest import emulator_launcher
+from .helpers import names, wait_for
+
+
+def _edit_steps(app_py: str) -> list[dict]:
+    return [
+        {"text": "Reading it first.", "tools": [{"name": "Read", "input": {"file_path": app_py}}]},
+        {
+            "text": "Changing the greeting.",
+            "tools": [{"name": "Edit", "input": {"file_path": app_py, "old_string": "'hi'", "new_string": "'hello'"}}],
+        },
+        {
+            "text": "And a second line.",
+            "tools": [
+                {"name": "Edit", "input": {"file_path": app_py, "old_string": "print('hello')", "new_string": "print('hello')\nprint('bye')"}}
+            ],
+        },
+        {"text": "Done: app.py now says hello and bye."},
+    ]
+
+
+def _screen_text(app) -> str:
+    return "\n".join(str(w.render()) for w in app.screen.query("Static"))
+
+
+async def _ready(pilot, seen) -> None:
+    await wait_for(pilot, lambda: "SessionReady" in names(seen), what="the session")
+
+
+async def test_the_diff_dialog_and_dont_ask_again_switch_to_accept_edits(emulator, project, home):
+    app_py = str(project / "src" / "app.py")
+    server = emulator(_edit_steps(app_py))
+    app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
+        await _ready(pilot, seen)
+        assert "accept edits" not in str(app.status.render())
+        await pilot.press(*"say hello", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditPermissionScreen), what="the edit prompt")
+        shown = _screen_text(app)
+        assert "Make this edit to src/app.py?" in shown
+        assert "- print('hi')" in shown and "+ print('hello')" in shown
+        assert "1 line added, 1 line removed" in shown
+        assert "don't ask again for edits this session" in str(app.screen.query_one("#permission-options").render_line(1))
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "TurnFinished" in names(seen), what="the end of the turn")
+        await pilot.pause()
+        asked = [m for m in seen if type(m).__name__ == "PermissionAsked"]
+        assert len(asked) == 1, "the second edit ran without asking"
+        assert app.session.permission_mode is PermissionMode.ACCEPT_EDITS
+        assert "⏵⏵ accept edits on" in str(app.status.render())
+        assert (project / "src" / "app.py").read_text() == "print('hello')\nprint('bye')\n"
+        blocks = [b for b in app.conversation.query(ToolBlock) if b.item.name == "Edit"]
+        assert len(blocks) == 2 and not blocks[0].collapsed
+        body = str(blocks[1].query_one(".tool-input").render())
+        assert "+ print('bye')" in body
+
+
+async def test_no_with_feedback_reaches_the_model(emulator, project, home):
+    app_py = str(project / "src" / "app.py")
+    server = emulator(_edit_steps(app_py)[:2] + [{"text": "Understood."}])
+    app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
+        await _ready(pilot, seen)
+        await pilot.press(*"say hello", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditPermissionScreen))
+        await pilot.press("n")
+        await pilot.press(*"say hey instead", "enter")
+        await wait_for(pilot, lambda: "TurnFinished" in names(seen))
+    assert (project / "src" / "app.py").read_text() == "print('hi')\n"
+    last = [e.body for e in server.recordings.messages if e.status == 200][-1]
+    assert "and said: say hey instead" in json.dumps(last["messages"][-1])
+
+
+async def test_shift_tab_cycles_the_three_modes_and_plan_mode_refuses_edits(emulator, project, home):
+    app_py = str(project / "src" / "app.py")
+    steps = [
+        {"text": "Trying to edit.", "tools": [{"name": "Edit", "input": {"file_path": app_py, "old_string": "'hi'", "new_string": "'x'"}}]},
+        {"text": "Here is my plan.", "tools": [{"name": "ExitPlanMode", "input": {"plan": "## Plan\n1. Say **hello**"}}]},
+        {"text": "Starting."},
+    ]
+    server = emulator(steps)
+    app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
+        await _ready(pilot, seen)
+        labels = []
+        for _ in range(3):
+            await pilot.press("shift+tab")
+            labels.append((app.session.permission_mode, str(app.status.render()).split("  ")[0]))
+        assert labels == [
+            (PermissionMode.ACCEPT_EDITS, "⏵⏵ accept edits on (shift+tab to cycle)"),
+            (PermissionMode.PLAN, "⏸ plan mode on (shift+tab to cycle)"),
+            (PermissionMode.DEFAULT, str(app.status.render()).split("  ")[0]),
+        ]
+        assert "shift+tab" not in str(app.status.render())
+        await pilot.press("shift+tab", "shift+tab")
+        assert app.session.permission_mode is PermissionMode.PLAN
+        await pilot.press(*"plan it", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PlanApprovalScreen), what="the plan prompt")
+        assert app.screen.request.preview.plan == "## Plan\n1. Say **hello**"
+        assert "Say" in app.export_screenshot() and "hello" in app.export_screenshot()
+        await pilot.press("a")
+        await wait_for(pilot, lambda: "TurnFinished" in names(seen))
+        await pilot.pause()
+        assert app.session.permission_mode is PermissionMode.ACCEPT_EDITS
+        assert "accept edits on" in str(app.status.render())
+    assert (project / "src" / "app.py").read_text() == "print('hi')\n"
+    first = [e.body for e in server.recordings.messages if e.status == 200][0]
+    assert "Plan mode is on" in json.dumps(first["messages"][-1])
+
+
+async def test_the_todo_list_shows_above_the_input(emulator, project, home):
+    todos = [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+        {"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"},
+    ]
+    steps = [{"text": "Planning.", "tools": [{"name": "TodoWrite", "input": {"todos": todos}}]}, {"text": "On it."}]
+    server = emulator(steps)
+    app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
+        await _ready(pilot, seen)
+        assert not app.todos.display
+        await pilot.press(*"fix it", "enter")
+        await wait_for(pilot, lambda: "TurnFinished" in names(seen))
+        await pilot.pause()
+        assert app.todos.display
+        panel = str(app.todos.render())
+        assert panel.splitlines() == ["Todos 1/3", "☒ Read the code", "◐ Fixing the bug", "☐ Run the tests"]
+        block = next(b for b in app.conversation.query(ToolBlock) if b.item.name == "TodoWrite")
+        assert "◐ Fixing the bug" in str(block.query_one(".tool-input").render())
+        assert block.item.headline() == "TodoWrite(3 items)"

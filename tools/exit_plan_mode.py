@@ -1,0 +1,41 @@
+"""ExitPlanMode: in plan mode, the model presents its plan; the user approves it or keeps planning.
+
+The approval itself is the permission prompt (`agent_repl.core.approval`): by the time this runs,
+the user said yes and the session left plan mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from agent_repl.core.permission_mode import PlanProposal
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from tools._common import ToolArgs
+
+
+class ExitPlanModeArgs(ToolArgs):
+    plan: str = Field(description="The plan to show the user for approval, in Markdown; concise but complete")
+
+
+class ExitPlanMode(Tool):
+    name: ClassVar[str] = "ExitPlanMode"
+    args_model: ClassVar[type[BaseModel]] = ExitPlanModeArgs
+    description: ClassVar[str] = load_description(__file__, "exit_plan_mode")
+
+    async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
+        assert isinstance(args, ExitPlanModeArgs)
+        return PlanProposal(args.plan)
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, ExitPlanModeArgs)
+        text = (
+            "The user approved your plan and plan mode is off. Start on it now, following the plan; "
+            "if it has several steps, track them with TodoWrite."
+        )
+        return ToolOutput(
+            content=text,
+            structured={"plan": args.plan, "filePath": None, "isAgent": False, "approved": True},
+            summary="plan approved",
+        )

@@ -1,0 +1,39 @@
+"""TodoWrite: the model keeps a checklist of its work (Claude Code's tool, inputs and result shape)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from agent_repl.core.todos import STATUS_MARKS, Todo
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from tools._common import ToolArgs
+
+# Where the current list lives in `ToolContext.state` (the session seeds it on resume).
+TODOS_STATE_KEY = "todos"
+
+
+class TodoWriteArgs(ToolArgs):
+    todos: list[Todo] = Field(description="The whole updated todo list")
+
+
+class TodoWrite(Tool):
+    name: ClassVar[str] = "TodoWrite"
+    args_model: ClassVar[type[BaseModel]] = TodoWriteArgs
+    is_read_only: ClassVar[bool] = True
+    description: ClassVar[str] = load_description(__file__, "todo_write")
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, TodoWriteArgs)
+        old = [dict(t) for t in ctx.state.get(TODOS_STATE_KEY) or []]
+        new = [t.model_dump() for t in args.todos]
+        ctx.state[TODOS_STATE_KEY] = new
+        done = sum(t.status == "completed" for t in args.todos)
+        doing = next((t.activeForm for t in args.todos if t.status == "in_progress"), None)
+        summary = f"{done}/{len(args.todos)} done" + (f" · {STATUS_MARKS['in_progress']} {doing}" if doing else "")
+        text = (
+            "The todo list is updated. Keep it current as you work: mark a task in_progress before you "
+            "start it and completed as soon as it is done, then go on with the next one."
+        )
+        return ToolOutput(content=text, structured={"oldTodos": old, "newTodos": new}, summary=summary)

@@ -1,0 +1,90 @@
+"""Write: create a file, or replace one the model has read, keeping its encoding and line endings."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, Field
+
+from agent_repl.core.diffs import patch_stats
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from tools._common import ToolArgs, current_cwd
+from tools._files import FileError, load_text, numbered_snippet
+from tools.edit import EditPlan, freshness_error, plan_change, relative_path_error, write_plan
+
+
+class WriteArgs(ToolArgs):
+    file_path: str = Field(description="The absolute path of the file to write")
+    content: str = Field(description="The whole new content of the file")
+
+
+def plan_write(args: WriteArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
+    if not os.path.isabs(args.file_path):
+        return ToolOutput.error(relative_path_error(args.file_path, current_cwd(ctx)))
+    path = Path(os.path.normpath(args.file_path))
+    if not path.exists() and not path.is_symlink():
+        parent = next((p for p in path.parents if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            return ToolOutput.error(f"Cannot create {path}: {parent} is a file, not a directory.")
+        return plan_change(path, None, args.content, 1, ctx)
+    try:
+        original = load_text(path)
+    except FileError as exc:
+        return ToolOutput.error(str(exc))
+    refused = freshness_error(ctx.files, original)
+    if refused:
+        return ToolOutput.error(refused)
+    content = args.content
+    if original.newline == "\r\n" and "\r\n" not in content:
+        content = content.replace("\n", "\r\n")
+    return plan_change(path, original, content, 1, ctx)
+
+
+class Write(Tool):
+    name: ClassVar[str] = "Write"
+    args_model: ClassVar[type[BaseModel]] = WriteArgs
+    microcompact_clearable: ClassVar[bool] = True
+    edits_files: ClassVar[bool] = True
+    description: ClassVar[str] = load_description(__file__, "write")
+
+    def permission_key(self, args: BaseModel) -> str:
+        assert isinstance(args, WriteArgs)
+        return args.file_path
+
+    async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
+        assert isinstance(args, WriteArgs)
+        plan = await asyncio.to_thread(plan_write, args, ctx)
+        return plan if isinstance(plan, ToolOutput) else plan.change
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, WriteArgs)
+        plan = await asyncio.to_thread(plan_write, args, ctx)
+        if isinstance(plan, ToolOutput):
+            return plan
+        failed = await write_plan(plan, ctx)
+        if failed is not None:
+            return failed
+        hunks = plan.change.hunks
+        lines = len(plan.new_text.splitlines())
+        created = plan.original is None
+        if created:
+            text = f"Created {plan.path} ({lines} lines)."
+        else:
+            text = f"The file {plan.path} has been overwritten with the new content ({lines} lines)."
+            snippet = numbered_snippet(plan.new_text, hunks)
+            if snippet:
+                text += f" The first changed part now reads (cat -n):\n{snippet}"
+        structured = {
+            "type": "create" if created else "update",
+            "filePath": str(plan.path),
+            "content": args.content,
+            "structuredPatch": hunks,
+            "originalFile": None if created else plan.original.text,  # type: ignore[union-attr]
+        }
+        summary = f"Created {plan.path.name} ({lines} lines)" if created else (
+            f"Wrote {plan.path.name}: {patch_stats(hunks).text()}"
+        )
+        return ToolOutput(content=text, structured=structured, summary=summary)
