@@ -23,6 +23,7 @@ _SUBTYPES = {
     "max_turns": "error_max_turns",
     "interrupted": "error_during_execution",
     "error": "error_during_execution",
+    "refusal": "error_during_execution",
 }
 
 

@@ -28,11 +28,12 @@ from agent_repl.context.attachments import (
 )
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
-from agent_repl.context.fork import CUT_OFF_STOP_REASONS, fork_request
+from agent_repl.context.fork import fork_request
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount, should_autocompact
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.core.recovery import CUT_OFF_STOP_REASONS
 from agent_repl.core.todos import latest_todos, todo_reminder
 from agent_repl.transcript.records import CompactionUndoRecord
 

@@ -16,6 +16,7 @@ from typing import Any
 from agent_repl.context.ids import id_tag
 from agent_repl.core.messages import (
     AssistantMessage,
+    CompactionBlock,
     ContentBlock,
     ImageBlock,
     Message,
@@ -25,6 +26,7 @@ from agent_repl.core.messages import (
     ToolResultBlock,
     ToolUseBlock,
     UserMessage,
+    wire_block,
 )
 from agent_repl.core.tokens import cl100k_tokens
 
@@ -42,10 +44,7 @@ class EntryFacts:
 
 def block_to_wire(block: ContentBlock) -> dict[str, Any]:
     """One content block as the API takes it; the same block always gives the same dict."""
-    data = block.model_dump(mode="json", exclude_none=True)
-    if data.get("type") == "tool_result" and not data.get("is_error"):
-        data.pop("is_error", None)
-    return data
+    return wire_block(block)
 
 
 def tagged_user_blocks(message: UserMessage, tag: bool = True) -> list[dict[str, Any]]:
@@ -101,6 +100,8 @@ def _block_tokens(block: ContentBlock, count: Callable[[str], int]) -> tuple[int
         return tokens, images
     if isinstance(block, ImageBlock):
         return 0, 1
+    if isinstance(block, CompactionBlock):
+        return count(block.content or ""), 0
     return 0, 0
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from agent_repl.context.thinking import without_thinking
 from agent_repl.core.client import ModelResponse
 from agent_repl.core.request import build_request
 
@@ -19,8 +20,6 @@ if TYPE_CHECKING:
     from agent_repl.core.session import Session
 
 WireTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
-# Stop reasons of a reply that ended before it was finished: its answer is incomplete.
-CUT_OFF_STOP_REASONS = ("max_tokens", "model_context_window_exceeded")
 
 
 def append_question(wire: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
@@ -51,7 +50,8 @@ async def fork_request(
         cut = next((i for i, sources in enumerate(projection.wire_sources) if before_uuid in sources), None)
         if cut and wire[cut - 1]["role"] == "user":
             wire = wire[:cut]
-    wire = transform(wire) if transform else wire
+    # Rewritten messages change the prefix of every thinking block after them: none may go.
+    wire = without_thinking(transform(wire)) if transform else wire
     body = build_request(
         model=session.model,
         max_tokens=max_tokens,

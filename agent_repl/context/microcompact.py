@@ -10,7 +10,7 @@
    It runs when more than `cached_trigger` results are live, or when they fill more than
    `cached_trigger_share` of the effective window (a small window never holds many results).
 3. Otherwise the public `context_management` edits: thinking is kept, or only the last turn's
-   after an idle hour (R3.4.3); and, only while autocompact is off, the server clears old tool
+   after an idle hour (R3.4.3), where the model thinks; and, only while autocompact is off, the server clears old tool
    uses past a trigger. Once past its trigger that edit clears one more result on every request,
    so the cache is written again from there each time (the replay benchmark measured +51% cost
    units at 200K with it beside autocompact); with autocompact on, the compaction is the cheaper
@@ -189,7 +189,10 @@ class Microcompact:
     def _api_edits(self, view: list[Message], state: PipelineState, *, idle_minutes: float | None) -> StageOutcome:
         config = state.config
         edits = []
-        if any(isinstance(b, ThinkingBlock) for m in view if isinstance(m, AssistantMessage) for b in m.content):
+        # Clearing thinking needs thinking on for the model being called (else the API answers 400).
+        if config.thinking_on and any(
+            isinstance(b, ThinkingBlock) for m in view if isinstance(m, AssistantMessage) for b in m.content
+        ):
             idle = idle_minutes is not None and idle_minutes >= config.cache_cold_gap_minutes
             keep = {"type": "thinking_turns", "value": 1} if idle else "all"
             edits.append({"type": "clear_thinking_20251015", "keep": keep})

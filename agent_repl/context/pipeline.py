@@ -24,7 +24,8 @@ from agent_repl.context.microcompact import clearable_results
 from agent_repl.context.normalize import WireDraft, normalize_drafts
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import Message, SystemMessage, Usage, UserMessage
+from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
+from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, Usage, UserMessage
 from agent_repl.core.projection import Projection, StageReport
 
 CACHE_EDITING_BETA = "cache-editing-agent-repl"
@@ -74,8 +75,14 @@ def slice_after_compact_boundary(history: list[Message], undone: frozenset[str] 
     return _view_at(history, index, len(history), undone)
 
 
+def is_refused(message: Message) -> bool:
+    """A reply the model refused: shown in the history, never sent back."""
+    return isinstance(message, AssistantMessage) and message.stop_reason == "refusal"
+
+
 class BoundarySlice:
-    """R3.0: the last compact boundary onward, then snipped entries and undone compactions filtered out."""
+    """R3.0: the last compact boundary onward, then snipped entries, undone compactions and
+    refused replies filtered out."""
 
     name = "boundary"
 
@@ -83,7 +90,7 @@ class BoundarySlice:
         compaction = state.compaction
         sliced = slice_after_compact_boundary(view, compaction.undone)
         hidden = state.snip.snipped | compaction.excluded if compaction.excluded else state.snip.snipped
-        kept = [m for m in sliced if m.uuid not in hidden] if hidden else sliced
+        kept = [m for m in sliced if m.uuid not in hidden and not is_refused(m)]
         return StageOutcome(kept, items=len(view) - len(kept), detail=f"{len(view) - len(kept)} entries before or snipped")
 
 
@@ -119,6 +126,14 @@ class Pipeline:
     def configure_endpoint(self, *, cache_editing: bool) -> None:
         self.state.config.cache_editing = cache_editing
 
+    def configure_model(self, *, prompt_seed: str, thinking_on: bool, on_demand_compaction: bool) -> None:
+        config = self.state.config
+        config.prompt_seed, config.thinking_on, config.on_demand_compaction = (
+            prompt_seed,
+            thinking_on,
+            on_demand_compaction,
+        )
+
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection:
         state = self.state
         state.scratch.clear()
@@ -143,6 +158,12 @@ class Pipeline:
             body_extras.update(outcome.body_extras)
             betas.extend(b for b in outcome.betas if b not in betas)
         drafts = normalize_drafts(view, blocks_for=lambda m: state.facts.get(m).wire_blocks)
+        recorded = recorded_prefixes(view)
+        thinking = leave_out_stale_thinking(drafts, state.config.prompt_seed, recorded)
+        drafts = thinking.drafts
+        if thinking.left_out:
+            where = f"from wire message {thinking.first_changed}"
+            reports.append(StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}"))
         if state.config.cache_editing:
             decorate_for_cache_editing(drafts, view, state)
             betas.append(CACHE_EDITING_BETA)
@@ -162,6 +183,7 @@ class Pipeline:
             body_extras=body_extras,
             betas=betas,
             wire_sources=[d.sources for d in drafts],
+            recorded_prefixes=recorded,
         )
 
     def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.compact_prompt import extract_summary, memory_request
 from agent_repl.context.estimate import estimate_message
-from agent_repl.context.fork import CUT_OFF_STOP_REASONS, fork_request
+from agent_repl.context.fork import fork_request
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.core.recovery import CUT_OFF_STOP_REASONS
 from agent_repl.transcript.paths import FILE_MODE, ensure_private_dir
 from agent_repl.transcript.records import SessionMemoryRecord
 

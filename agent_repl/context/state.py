@@ -73,6 +73,13 @@ class PipelineConfig:
     fixed_prompt_cl100k: int = 0
     # Main thread only: a sub-agent or a compaction request must not touch the cached registry.
     main_thread: bool = True
+    # The digest of the request header (model, system, tools) the thinking prefix chain starts
+    # from (agent_repl.core.thinking_prefix); set by the session, again when the model changes.
+    prompt_seed: str = ""
+    # Whether the model being called thinks (clear_thinking is refused without thinking on).
+    thinking_on: bool = False
+    # Whether it takes the API's on-demand compaction (the summary that keeps kept turns' thinking).
+    on_demand_compaction: bool = False
 
     def set_window(self, context_window: int) -> None:
         """The window and what derives from it: the effective window and the tool-result budget."""

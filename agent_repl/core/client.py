@@ -20,6 +20,8 @@ from agent_repl.core.messages import ContentBlock, Usage
 _BLOCKS = TypeAdapter(list[ContentBlock])
 # The capability our emulator advertises for its cache-editing beta (not in the public API).
 CACHE_EDITS_CAPABILITY = "cache_edits_agent_repl"
+# Asked for with the models API so the model's on-demand compaction capability is reported.
+ON_DEMAND_COMPACTION_BETA = "compact-2026-09-04"
 RETRYABLE_STREAM_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 
 
@@ -32,6 +34,10 @@ class ModelResponse:
     usage: Usage
     request_id: str | None
     context_management: dict[str, Any] | None = None
+    # For `refusal`: {"type": "refusal", "category": ..., "explanation": ...}.
+    stop_details: dict[str, Any] | None = None
+    # Thinking blocks the API dropped or let through (`input_transformations`, beta).
+    input_transformations: list[dict[str, Any]] | None = None
 
 
 def usage_from_sdk(usage: Any) -> Usage:
@@ -54,6 +60,7 @@ def _content_from_sdk(content: list[Any]) -> list[ContentBlock]:
         "thinking": ("type", "thinking", "signature"),
         "redacted_thinking": ("type", "data"),
         "tool_use": ("type", "id", "name", "input"),
+        "compaction": ("type", "content", "signature", "encrypted_content"),
     }
     blocks = []
     for block in content:
@@ -61,8 +68,28 @@ def _content_from_sdk(content: list[Any]) -> list[ContentBlock]:
         keys = allowed.get(data.get("type", ""))
         if keys is None:
             continue  # server-side block kinds this agent does not use
-        blocks.append({k: data[k] for k in keys if k in data})
+        blocks.append({k: data[k] for k in keys if data.get(k) is not None or k == "type"})
     return _BLOCKS.validate_python(blocks)
+
+
+def _dumped(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return [_dumped(v) for v in value]
+    return value.model_dump() if hasattr(value, "model_dump") else value
+
+
+class UnknownModel(Exception):
+    """The endpoint answered 404 for this model id."""
+
+
+def _is_model_not_found(exc: BaseException, model: str) -> bool:
+    """A 404 about the model itself, not an endpoint that has no models API at all."""
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    message = str(error.get("message") or "") if isinstance(error, dict) else ""
+    return message.startswith("model:") or model in message
 
 
 def is_retryable_stream_failure(exc: BaseException) -> bool:
@@ -120,7 +147,7 @@ class ModelClient:
         self._timeout = timeout
         self._read_timeout = read_timeout
         self._sdk: Any = None
-        self._cache_editing: dict[str, bool] = {}
+        self._model_data: dict[str, dict[str, Any] | None] = {}
 
     def sdk(self) -> Any:
         if self._sdk is None:
@@ -149,7 +176,6 @@ class ModelClient:
                 elif event.type == "thinking":
                     yield ThinkingDelta(text=event.thinking)
             final = await stream.get_final_message()
-            context_management = getattr(final, "context_management", None)
             yield ModelResponse(
                 message_id=final.id,
                 model=final.model,
@@ -157,24 +183,46 @@ class ModelClient:
                 stop_reason=final.stop_reason,
                 usage=usage_from_sdk(final.usage),
                 request_id=stream.request_id,
-                context_management=context_management.model_dump() if context_management is not None else None,
+                context_management=_dumped(getattr(final, "context_management", None)),
+                stop_details=_dumped(getattr(final, "stop_details", None)),
+                input_transformations=_dumped(getattr(final, "input_transformations", None)),
             )
+
+    async def model_data(self, model: str) -> dict[str, Any] | None:
+        """The endpoint's ModelInfo for `model` (`GET /v1/models/{id}`), asked once; None when the
+        endpoint has no models API or could not answer. Raises `UnknownModel` for a 404."""
+        import anthropic
+
+        if model in self._model_data:
+            return self._model_data[model]
+        data: dict[str, Any] | None = None
+        try:
+            info = await self.sdk().beta.models.retrieve(model, betas=[ON_DEMAND_COMPACTION_BETA])
+            data = info.model_dump(mode="json")
+        except anthropic.NotFoundError as exc:
+            if _is_model_not_found(exc, model):
+                raise UnknownModel(model) from exc
+        except Exception:  # no models API here (a proxy, an old endpoint): the table decides
+            data = None
+        self._model_data[model] = data
+        return data
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        """Every model the endpoint lists (`GET /v1/models`, all pages), newest first; [] on failure."""
+        try:
+            return [m.model_dump(mode="json") async for m in self.sdk().models.list(limit=100)]
+        except Exception:
+            return []
 
     async def supports_cache_editing(self, model: str) -> bool:
         """Whether the endpoint advertises our cache-editing beta for `model` (GET /v1/models/{id})."""
-        if model in self._cache_editing:
-            return self._cache_editing[model]
-        supported = False
         try:
-            info = await self.sdk().models.retrieve(model)
-            data = info.model_dump() if hasattr(info, "model_dump") else dict(info)
-            capabilities = data.get("capabilities") or {}
-            context_management = capabilities.get("context_management") or {}
-            supported = bool((context_management.get(CACHE_EDITS_CAPABILITY) or {}).get("supported"))
-        except Exception:  # an endpoint without the models API simply has no cache editing
-            supported = False
-        self._cache_editing[model] = supported
-        return supported
+            data = await self.model_data(model)
+        except UnknownModel:
+            return False
+        capabilities = (data or {}).get("capabilities") or {}
+        context_management = capabilities.get("context_management") or {}
+        return bool((context_management.get(CACHE_EDITS_CAPABILITY) or {}).get("supported"))
 
     async def close(self) -> None:
         if self._sdk is not None:

@@ -119,7 +119,8 @@ class ErrorEvent(_Event):
     recoverable: bool = True
 
 
-TurnEndReason = Literal["completed", "max_turns", "interrupted", "error"]
+# "refusal": the model declined (stop_reason refusal); the refused reply left the model's view.
+TurnEndReason = Literal["completed", "max_turns", "interrupted", "error", "refusal"]
 
 
 class TurnEnded(_Event):

@@ -39,17 +39,20 @@ from agent_repl.core.events import (
 )
 from agent_repl.core.messages import (
     AssistantMessage,
+    ContentBlock,
     Message,
     SystemMessage,
     TextBlock,
     ToolUseBlock,
     Usage,
     UserMessage,
+    wire_block,
 )
 from agent_repl.core.permission_mode import mode_reminder
 from agent_repl.core.projection import Projection
 from agent_repl.core.recovery import (
     CONTINUE_NUDGE,
+    CUT_OFF_STOP_REASONS,
     ESCALATED_MAX_OUTPUT_TOKENS,
     MAX_OUTPUT_RECOVERY_NUDGES,
     Trigger,
@@ -57,6 +60,7 @@ from agent_repl.core.recovery import (
     is_prompt_too_long,
 )
 from agent_repl.core.request import build_request
+from agent_repl.core.thinking_prefix import reply_prefixes
 from agent_repl.core.tool_execution import ToolCallOutcome, execute_tool_calls
 
 if TYPE_CHECKING:
@@ -267,17 +271,20 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
         state.turn_usage = state.turn_usage + response.usage
         yield UsageEvent(usage=response.usage, model=response.model)
 
-        tool_uses = [b for b in response.content if isinstance(b, ToolUseBlock)]
-        if response.stop_reason == "max_tokens" and not tool_uses and state.max_output_tokens_override is None:
-            # Withheld: the same request again with a higher cap, the cut reply is not kept.
-            if session.settings.max_output_tokens < ESCALATED_MAX_OUTPUT_TOKENS:
-                state.max_output_tokens_override = ESCALATED_MAX_OUTPUT_TOKENS
+        if response.stop_reason == "max_tokens" and state.max_output_tokens_override is None:
+            # Withheld: the same request again with a higher cap; the cut reply is not kept.
+            escalated = min(ESCALATED_MAX_OUTPUT_TOKENS, session.model_info.max_output_tokens)
+            if body["max_tokens"] < escalated:
+                state.max_output_tokens_override = escalated
                 state.transition = "max_output_tokens_escalate"
                 yield RequestRetry(attempt=1, delay_seconds=0, error="output token limit reached; raising the limit")
                 continue
-        async for event in _store_reply(session, response):
+        cut = response.stop_reason in CUT_OFF_STOP_REASONS
+        content = complete_content(response) if cut else list(response.content)
+        prefixes = reply_prefixes(body, [wire_block(b) for b in content], projection.recorded_prefixes)
+        async for event in _store_reply(session, response, content, prefixes):
             yield event
-        state.final_text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
+        state.final_text = "".join(b.text for b in content if isinstance(b, TextBlock))
         async for event in _append_events(
             session,
             session.projector.observe_response(
@@ -285,31 +292,65 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             ),
         ):
             yield event
+        if response.stop_reason == "refusal":
+            async for event in _refused(session, response, state):
+                yield event
+            return
+        if response.stop_reason == "pause_turn":
+            # A server-tool loop paused: its content goes back as is and the model carries on.
+            state.transition = "pause_turn"
+            continue
 
-        if response.stop_reason == "max_tokens" and not tool_uses:
-            if state.max_output_recovery_count < MAX_OUTPUT_RECOVERY_NUDGES:
-                state.max_output_recovery_count += 1
-                await session.append(UserMessage(content=CONTINUE_NUDGE, is_meta=True))
-                state.transition = "max_output_tokens_recovery"
-                continue
+        tool_uses = [b for b in content if isinstance(b, ToolUseBlock)]
+        if cut and state.max_output_recovery_count >= MAX_OUTPUT_RECOVERY_NUDGES:
             message = "The reply kept hitting the output token limit; stopped after 3 attempts to continue."
             yield ErrorEvent(message=message, recoverable=True)
             yield _ended(session, state, "error")
             return
-        if not tool_uses:
+        if not tool_uses and not cut:
             yield _ended(session, state, "completed")
             return
-
-        async for event in _run_tools(session, tool_uses):
-            yield event
-        if session.cancelled.is_set():
-            await session.append(UserMessage(content=INTERRUPTED_FOR_TOOL_USE))
-            yield _ended(session, state, "interrupted")
-            return
+        if tool_uses:
+            async for event in _run_tools(session, tool_uses):
+                yield event
+            if session.cancelled.is_set():
+                await session.append(UserMessage(content=INTERRUPTED_FOR_TOOL_USE))
+                yield _ended(session, state, "interrupted")
+                return
+        if cut:
+            # The model hears where it was cut off (a tool call it had not finished never ran).
+            state.max_output_recovery_count += 1
+            await session.append(UserMessage(content=CONTINUE_NUDGE, is_meta=True))
+            state.transition = "max_output_tokens_recovery"
+            continue
         if max_turns is not None and state.requests >= max_turns:
             yield _ended(session, state, "max_turns")
             return
         state.transition = "tool_results"
+
+
+def complete_content(response: ModelResponse) -> list[ContentBlock]:
+    """A reply cut off at its output cap or the window's edge, without the tool call it was still
+    writing (its input is partial JSON: it never runs)."""
+    content = list(response.content)
+    if content and isinstance(content[-1], ToolUseBlock):
+        content.pop()
+    return content
+
+
+async def _refused(session: Session, response: ModelResponse, state: State) -> AsyncIterator[AgentEvent]:
+    """A refusal is shown as one; the refused reply stays in the history but leaves the model's view."""
+    details = response.stop_details or {}
+    category = details.get("category")
+    explanation = details.get("explanation")
+    text = "The model declined to answer this request"
+    text += f" (category: {category})." if category else "."
+    if explanation:
+        text += f" {explanation}"
+    notice = await session.append(SystemMessage(subtype="informational", content=text, level="warning"))
+    yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+    yield ErrorEvent(message=text, recoverable=True)
+    yield _ended(session, state, "refusal")
 
 
 async def _recover(session: Session, state: State, exc: BaseException) -> AsyncIterator[AgentEvent | bool]:
@@ -364,9 +405,12 @@ async def _recover(session: Session, state: State, exc: BaseException) -> AsyncI
     yield False
 
 
-async def _store_reply(session: Session, response: ModelResponse) -> AsyncIterator[AgentEvent]:
-    """One history entry per content block, sharing the reply's message id (as Claude Code stores it)."""
-    for block in response.content or [TextBlock(text="")]:
+async def _store_reply(
+    session: Session, response: ModelResponse, content: list[ContentBlock], prefixes: list[str | None]
+) -> AsyncIterator[AgentEvent]:
+    """One history entry per content block, sharing the reply's message id (as Claude Code stores
+    it); a thinking entry keeps the digest of the prefix it was produced after."""
+    for index, block in enumerate(content or [TextBlock(text="")]):
         entry = await session.append(
             AssistantMessage(
                 message_id=response.message_id,
@@ -375,6 +419,7 @@ async def _store_reply(session: Session, response: ModelResponse) -> AsyncIterat
                 stop_reason=response.stop_reason,
                 usage=response.usage,
                 request_id=response.request_id,
+                thinking_prefix=prefixes[index] if index < len(prefixes) else None,
             )
         )
         yield AssistantMessageEvent(message=entry)  # type: ignore[arg-type]

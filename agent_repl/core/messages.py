@@ -72,10 +72,35 @@ class RedactedThinkingBlock(_Block):
     data: str
 
 
+class CompactionBlock(_Block):
+    """The API's own summary of the conversation before it (on-demand compaction); sent back
+    unchanged, first in `messages`, in place of what it summarized."""
+
+    type: Literal["compaction"] = "compaction"
+    content: str | None = None
+    signature: str | None = None
+    encrypted_content: str | None = None
+
+
 ContentBlock = Annotated[
-    TextBlock | ImageBlock | DocumentBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock,
+    TextBlock
+    | ImageBlock
+    | DocumentBlock
+    | ToolUseBlock
+    | ToolResultBlock
+    | ThinkingBlock
+    | RedactedThinkingBlock
+    | CompactionBlock,
     Field(discriminator="type"),
 ]
+
+
+def wire_block(block: _Block) -> dict[str, Any]:
+    """One content block as the API takes it; the same block always gives the same dict."""
+    data = block.model_dump(mode="json", exclude_none=True)
+    if data.get("type") == "tool_result" and not data.get("is_error"):
+        data.pop("is_error", None)
+    return data
 
 
 class Usage(BaseModel):
@@ -167,6 +192,9 @@ class AssistantMessage(_Entry):
     request_id: str | None = None
     # Made up locally (an interruption notice, a synthetic API error), never sent by the model.
     is_synthetic: bool = False
+    # For a thinking or compaction block: the digest of the request prefix it was produced after
+    # (see core/thinking_prefix.py), so the view can tell whether it is still valid to send.
+    thinking_prefix: str | None = None
 
     def tool_uses(self) -> list[ToolUseBlock]:
         return [b for b in self.content if isinstance(b, ToolUseBlock)]

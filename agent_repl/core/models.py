@@ -1,10 +1,20 @@
-"""What the agent needs to know about a model: its window, output cap and prices (per MTok, USD)."""
+"""What the agent needs to know about a model: window, output cap, prices (per MTok, USD), thinking.
+
+Facts come from the built-in table, else from `GET /v1/models/{id}` (learned once per session
+into a `ModelCatalog`), else a conservative guess. `resolve_model` turns what a user typed
+(`opus`, `sonnet`, `haiku` or an id) into a model id the endpoint knows, or a clear error.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from agent_repl.core.messages import Usage
+
+ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "claude-haiku-5-5"}
 
 
 @dataclass(frozen=True)
@@ -14,36 +24,106 @@ class ModelInfo:
     input_usd: float
     output_usd: float
     cache_read_multiplier: float = 0.1
+    # Whether the model thinks when a request sends no `thinking` field.
+    thinking_default_on: bool = False
+    # Accepts the API's on-demand compaction (beta compact-2026-09-04).
+    on_demand_compaction: bool = False
+
+
+def _modern(input_usd: float, output_usd: float, cache_read: float = 0.1) -> ModelInfo:
+    return ModelInfo(1_000_000, 128_000, input_usd, output_usd, cache_read, True, True)
 
 
 _MODELS: dict[str, ModelInfo] = {
-    "claude-opus-5-5": ModelInfo(1_000_000, 128_000, 4.0, 20.0, 0.05),
-    "claude-sonnet-5-5": ModelInfo(1_000_000, 128_000, 2.0, 10.0),
-    "claude-haiku-5-5": ModelInfo(1_000_000, 128_000, 0.10, 0.50),
-    "claude-opus-5": ModelInfo(1_000_000, 128_000, 5.0, 25.0),
-    "claude-sonnet-5": ModelInfo(1_000_000, 128_000, 2.0, 10.0),
-    "claude-sonnet-4-6": ModelInfo(1_000_000, 128_000, 3.0, 15.0),
-    "claude-opus-4-6": ModelInfo(1_000_000, 128_000, 5.0, 25.0),
+    "claude-opus-5-5": _modern(4.0, 20.0, 0.05),
+    "claude-sonnet-5-5": _modern(2.0, 10.0),
+    "claude-haiku-5-5": _modern(0.10, 0.50),
+    "claude-opus-5": _modern(5.0, 25.0),
+    "claude-sonnet-5": _modern(2.0, 10.0),
+    "claude-sonnet-4-6": ModelInfo(1_000_000, 128_000, 3.0, 15.0, on_demand_compaction=True),
+    "claude-opus-4-6": ModelInfo(1_000_000, 128_000, 5.0, 25.0, on_demand_compaction=True),
     "claude-sonnet-4-5": ModelInfo(200_000, 64_000, 3.0, 15.0),
     "claude-opus-4-5": ModelInfo(200_000, 64_000, 5.0, 25.0),
     "claude-haiku-4-5": ModelInfo(200_000, 64_000, 1.0, 5.0),
 }
-_UNKNOWN = ModelInfo(200_000, 32_000, 3.0, 15.0)
+UNKNOWN_MODEL = ModelInfo(200_000, 32_000, 3.0, 15.0)
 
 
-def model_info(model: str) -> ModelInfo:
-    """Known models by id or dated alias (`claude-sonnet-4-5-20250929`); a conservative guess otherwise."""
+def known_model_info(model: str) -> ModelInfo | None:
+    """The built-in facts by id or dated alias (`claude-sonnet-4-5-20250929`), or None."""
     if model in _MODELS:
         return _MODELS[model]
     for known, info in _MODELS.items():
         if model.startswith(known + "-"):
             return info
-    return _UNKNOWN
+    return None
 
 
-def cost_usd(usage: Usage, model: str) -> float:
+def model_info(model: str) -> ModelInfo:
+    """Known models from the table; a conservative guess otherwise (see `ModelCatalog`)."""
+    return known_model_info(model) or UNKNOWN_MODEL
+
+
+def same_model(a: str, b: str) -> bool:
+    """Equal ids, or one the dated form of the other (`claude-sonnet-4-5-20250929`)."""
+    return a == b or a.startswith(b + "-") or b.startswith(a + "-")
+
+
+def info_from_api(data: Mapping[str, Any], base: ModelInfo = UNKNOWN_MODEL) -> ModelInfo:
+    """Facts from a `GET /v1/models/{id}` ModelInfo body; prices stay the guess (the API has none)."""
+    capabilities = data.get("capabilities") or {}
+    thinking_types = ((capabilities.get("thinking") or {}).get("types")) or {}
+    supported = {name for name, flag in thinking_types.items() if (flag or {}).get("supported")}
+    compaction = (capabilities.get("compaction") or {}).get("summarize") or {}
+    return dataclasses.replace(
+        base,
+        context_window=int(data.get("max_input_tokens") or base.context_window),
+        max_output_tokens=int(data.get("max_tokens") or base.max_output_tokens),
+        # Only a model that cannot turn thinking off surely thinks by default.
+        thinking_default_on=bool(supported - {"disabled", "between_tools"}) and "disabled" not in supported,
+        on_demand_compaction=bool(compaction.get("supported")),
+    )
+
+
+@dataclass
+class ModelCatalog:
+    """The table plus what the endpoint said about models it lacks (one session's cache)."""
+
+    learned: dict[str, ModelInfo] = field(default_factory=dict)
+
+    def info(self, model: str) -> ModelInfo:
+        return known_model_info(model) or self.learned.get(model) or UNKNOWN_MODEL
+
+    def learn(self, model: str, data: Mapping[str, Any]) -> bool:
+        """Keep the endpoint's facts for a model the table lacks; whether anything was learned."""
+        if known_model_info(model) is not None:
+            return False
+        self.learned[model] = info_from_api(data)
+        return True
+
+
+class ModelLookupError(ValueError):
+    """A model name the endpoint does not know; the message says what it does know."""
+
+
+def choose_alias(alias: str, listing: Iterable[Mapping[str, Any]]) -> str | None:
+    """The newest listed model of a line (`opus`, `sonnet`, `haiku`); the API lists newest first."""
+    for entry in listing:
+        model_id = str(entry.get("id") or "")
+        if entry.get("line") == alias or (entry.get("line") is None and f"-{alias}-" in f"-{model_id}-"):
+            return model_id
+    return None
+
+
+def unknown_model_message(name: str, available: Iterable[str]) -> str:
+    names = ", ".join(sorted(set(available)))
+    hint = f" Available here: {names}." if names else ""
+    return f"unknown model {name!r}.{hint} Aliases: {', '.join(ALIASES)}."
+
+
+def cost_usd(usage: Usage, model: str, info: ModelInfo | None = None) -> float:
     """Cost at the documented multipliers: 5m writes 1.25x, 1h writes 2x, reads at the model's rate."""
-    info = model_info(model)
+    info = info or model_info(model)
     five_minute = usage.ephemeral_5m_input_tokens
     one_hour = usage.ephemeral_1h_input_tokens
     if five_minute + one_hour != usage.cache_creation_input_tokens:

@@ -38,10 +38,17 @@ class Projection:
     betas: list[str] = field(default_factory=list)
     # For each wire message, the uuids of the history entries it was built from.
     wire_sources: list[list[str]] = field(default_factory=list)
+    # Thinking key (or compaction signature) -> the prefix digest its entry recorded; the loop
+    # uses it to record the prefix of the reply's own thinking.
+    recorded_prefixes: dict[str, str] = field(default_factory=dict)
 
 
 class Projector(Protocol):
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection: ...
+
+    def configure_model(self, *, prompt_seed: str, thinking_on: bool, on_demand_compaction: bool) -> None:
+        """The model being called: the thinking prefix seed and what the model accepts."""
+        ...
 
     def observe_response(
         self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None

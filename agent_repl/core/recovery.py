@@ -16,6 +16,8 @@ Trigger = Literal["auto", "manual", "reactive"]
 
 # Raise the output cap once, then ask the model to go on, at most this many times (R3.7.3).
 ESCALATED_MAX_OUTPUT_TOKENS = 64_000
+# Stop reasons of a reply that ended before it was finished (its last tool call may be partial).
+CUT_OFF_STOP_REASONS = ("max_tokens", "model_context_window_exceeded")
 MAX_OUTPUT_RECOVERY_NUDGES = 3
 CONTINUE_NUDGE = (
     "Your last reply hit the output token limit and was cut off. Continue exactly where it stopped, "

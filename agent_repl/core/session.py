@@ -12,19 +12,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_repl.core.client import ModelClient
+from agent_repl.core.client import ModelClient, UnknownModel
 from agent_repl.core.events import AgentEvent
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
-from agent_repl.core.models import cost_usd
+from agent_repl.core.models import ModelCatalog, ModelInfo, cost_usd
 from agent_repl.core.permission_mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
 from agent_repl.core.recovery import ContextGuard
 from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.request import tool_definitions
+from agent_repl.core.request import build_request, tool_definitions
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt, session_context
+from agent_repl.core.thinking_prefix import prefix_seed
 from agent_repl.core.tool import Tool
 from agent_repl.core.tool_execution import ToolRuntime
 
@@ -72,7 +73,6 @@ class Session:
         self.session_id = session_id
         self.cwd = cwd
         self.settings = settings
-        self.model = settings.model
         self.client = client
         self.tools = {tool.name: tool for tool in tools}
         self.tool_definitions = tool_definitions(tools)
@@ -81,6 +81,10 @@ class Session:
         self.tool_results_dir = tool_results_dir
         self.messages: list[Message] = list(history or [])
         self.system_prompt = build_system_prompt(cwd)
+        # Facts about models the built-in table lacks, from the models API (this session's cache).
+        self.model_catalog = ModelCatalog()
+        self._model = settings.model
+        self._configure_model()
         self.permissions = permissions or PermissionPolicy.from_rules(
             settings.permissions.allow, settings.permissions.deny, skip_all=settings.skip_permissions
         )
@@ -111,6 +115,37 @@ class Session:
         self.memory: Any = None
 
     @property
+    def model(self) -> str:
+        return self._model
+
+    @model.setter
+    def model(self, model: str) -> None:
+        """Switching models (/model, a fallback) also points the pipeline at the new model."""
+        self._model = model
+        self._configure_model()
+        set_window = getattr(self.projector, "set_window", None)
+        if set_window is not None:
+            set_window(self.settings.context_window or self.model_info.context_window)
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self.model_catalog.info(self._model)
+
+    def _configure_model(self) -> None:
+        configure = getattr(self.projector, "configure_model", None)
+        if configure is None:
+            return
+        header = build_request(
+            model=self._model, max_tokens=1, system=self.system_prompt, tools=self.tool_definitions, messages=[]
+        )
+        info = self.model_info
+        configure(
+            prompt_seed=prefix_seed(header),
+            thinking_on=info.thinking_default_on,
+            on_demand_compaction=info.on_demand_compaction,
+        )
+
+    @property
     def last_uuid(self) -> str | None:
         return self.messages[-1].uuid if self.messages else None
 
@@ -132,14 +167,20 @@ class Session:
             await self.append(UserMessage(content=self._context_provider(self.cwd), is_meta=True))
 
     async def ensure_capabilities(self) -> None:
-        """Ask the endpoint once whether it supports cache editing (our emulator does; the public API does not)."""
+        """Ask the endpoint once about the model (`GET /v1/models/{id}`): facts our table lacks,
+        and whether it offers cache editing (our emulator can; the public API does not)."""
         if self.capabilities_checked:
             return
         self.capabilities_checked = True
-        supported = await self.client.supports_cache_editing(self.model)
+        try:
+            data = await self.client.model_data(self.model)
+        except UnknownModel:
+            data = None  # the request itself will say so
+        if data is not None and self.model_catalog.learn(self.model, data):
+            self.model = self._model  # the learned window and thinking facts take effect
         configure = getattr(self.projector, "configure_endpoint", None)
         if configure is not None:
-            configure(cache_editing=supported)
+            configure(cache_editing=await self.client.supports_cache_editing(self.model))
 
     def tool_runtime(self, ask: ApprovalCallback | None) -> ToolRuntime:
         return ToolRuntime(
@@ -161,7 +202,7 @@ class Session:
 
     def add_usage(self, usage: Usage, model: str) -> None:
         self.usage_total = self.usage_total + usage
-        self.cost_total_usd += cost_usd(usage, model)
+        self.cost_total_usd += cost_usd(usage, model, self.model_catalog.info(model))
 
     def interrupt(self) -> None:
         """Stop the running turn; the loop records what happened and leaves a valid history."""

@@ -45,7 +45,9 @@ class Settings(BaseModel):
 
     model: str = DEFAULT_MODEL
     fallback_model: str | None = None
-    max_output_tokens: int = Field(default=8_192, ge=1)
+    # Thinking counts toward it, so a normal turn of a thinking model needs room (a cut reply is
+    # retried once with 64K).
+    max_output_tokens: int = Field(default=32_000, ge=1)
     # A smaller window than the model's, so compaction can be exercised cheaply.
     context_window: int | None = Field(default=None, ge=1_000)
     max_retries: int = Field(default=4, ge=0, le=20)

@@ -36,6 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N", help="413 above this size"
     )
     parser.add_argument(
+        "--cache-editing",
+        action="store_true",
+        help="also accept our cache-editing beta (not part of the public API; off by default)",
+    )
+    parser.add_argument(
+        "--lenient-thinking-prefix",
+        action="store_true",
+        help="play an account created before 2026-08-31: a changed thinking prefix fails only when asked",
+    )
+    parser.add_argument(
         "--max-recorded",
         type=int,
         default=RecordLimit.exchanges,
@@ -74,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             faults=faults,
             max_body_bytes=args.max_body_bytes,
             record_limit=record_limit,
+            cache_editing=args.cache_editing,
+            thinking_prefix_enforced=not args.lenient_thinking_prefix,
         )
     except ValueError as err:
         parser.error(str(err))

@@ -359,6 +359,8 @@ def build_message(body: dict[str, Any], prepared: Any, completion: Any) -> dict[
         message["diagnostics"] = prepared.diagnostics
     if prepared.applied_edits is not None:
         message["context_management"] = {"applied_edits": prepared.applied_edits}
+    if prepared.input_transformations is not None:
+        message["input_transformations"] = prepared.input_transformations
     return message
 
 

@@ -161,9 +161,11 @@ def clear_tool_uses(
 
 
 def apply_context_management(
-    draft: Draft, config: Any, spec: ModelSpec, counter: TokenCounter
+    draft: Draft, config: Any, spec: ModelSpec, counter: TokenCounter, *, thinking_on: bool = True
 ) -> list[dict[str, Any]]:
-    """Apply the request's edits in order; returns the `applied_edits` entries (§8.1)."""
+    """Apply the request's edits in order; returns the `applied_edits` entries (§8.1).
+
+    `thinking_on`: whether the model thinks on this request; clearing thinking needs it on."""
     if not isinstance(config, dict):
         raise EmulatorRequestError("context_management: Input should be a valid dictionary")
     edits = config.get("edits") or []
@@ -182,6 +184,12 @@ def apply_context_management(
         if not isinstance(edit, dict):
             raise _fail(path, "Input should be a valid dictionary")
         if edit.get("type") == CLEAR_THINKING:
+            if not thinking_on:
+                raise _fail(
+                    f"{path}.type",
+                    f"`{CLEAR_THINKING}` requires thinking to be enabled; set `thinking` to "
+                    "`adaptive` (or `enabled`) or remove this edit",
+                )
             entry = clear_thinking(draft, edit, spec, counter, path)
         elif edit.get("type") == CLEAR_TOOL_USES:
             entry = clear_tool_uses(draft, edit, counter, path)

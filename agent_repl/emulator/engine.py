@@ -23,6 +23,7 @@ from typing import Any
 from agent_repl.emulator.blocks import Block
 from agent_repl.emulator.cache import CachePlan, CacheUsage, PromptCache, automatic_ttl_of
 from agent_repl.emulator.cache_edits import CACHE_EDITING_BETA, apply_cache_edits, reject_cache_editing_fields
+from agent_repl.emulator.compaction import check_compaction_request, compaction_block, compaction_requested
 from agent_repl.emulator.context_edits import (
     CONTEXT_MANAGEMENT_BETAS,
     apply_context_management,
@@ -31,11 +32,19 @@ from agent_repl.emulator.context_edits import (
 from agent_repl.emulator.diagnostics import CACHE_DIAGNOSIS_BETA, PromptHistory, PromptRecord, diagnose
 from agent_repl.emulator.metering import UsageMeter
 from agent_repl.emulator.models import ModelSpec
-from agent_repl.emulator.output import shape_reply
+from agent_repl.emulator.output import shape_reply, thinking_mode
 from agent_repl.emulator.policies.base import Policy, PolicyRequest, Reply, base62
 from agent_repl.emulator.prompt import Draft, PromptView, draft_prompt, draft_tokens, render, visible_body
 from agent_repl.emulator.request_error import EmulatorRequestError
+from agent_repl.emulator.thinking_binding import THINKING_BINDING_BETA, BindingState, check_thinking
 from agent_repl.emulator.tokens import TokenCounter
+
+
+def unknown_beta(name: str) -> EmulatorRequestError:
+    return EmulatorRequestError(
+        f"Unexpected value(s) `{name}` for the `anthropic-beta` header. Please consult our documentation at "
+        "platform.claude.com/docs or try again without the header."
+    )
 
 
 @dataclass(frozen=True)
@@ -60,6 +69,10 @@ class Prepared:
     cache_plan: CachePlan
     view: PromptView
     policy_request: PolicyRequest
+    # What thinking in the reply is bound to (preserved thinking).
+    binding: BindingState | None = None
+    # `input_transformations` for the response; None leaves the field out.
+    input_transformations: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,7 @@ class _Built:
     deleted_tokens: int | None
     applied_edits: list[dict[str, Any]] | None
     tokens_before_context_edits: int | None
+    binding: BindingState
 
 
 def usage_object(
@@ -111,11 +125,19 @@ class Engine:
         policy: Policy,
         clock: Callable[[], float] = time.time,
         context_window: int | None = None,
+        *,
+        cache_editing: bool = False,
+        thinking_prefix_enforced: bool = True,
     ) -> None:
+        """`cache_editing`: accept our cache-editing beta (not part of the public API).
+        `thinking_prefix_enforced`: the prefix check fails requests by default, as for accounts
+        created from 2026-08-31 on (older accounts: only when `block_binding` asks)."""
         self.models = models
         self.policy = policy
         self.clock = clock
         self.context_window = context_window
+        self.cache_editing = cache_editing
+        self.thinking_prefix_enforced = thinking_prefix_enforced
         self.cache = PromptCache(clock)
         self.meter = UsageMeter()
         self._history = PromptHistory()
@@ -147,7 +169,14 @@ class Engine:
     def _build(
         self, body: dict[str, Any], spec: ModelSpec, betas: frozenset[str], counter: TokenCounter
     ) -> _Built:
+        if CACHE_EDITING_BETA in betas and not self.cache_editing:
+            raise unknown_beta(CACHE_EDITING_BETA)
+        check_compaction_request(body, spec, betas)
         draft = draft_prompt(body)
+        model_ids = sorted({s.id for s in self.models.values()})
+        binding = check_thinking(
+            draft, body, spec, model_ids, betas, enforced_by_default=self.thinking_prefix_enforced
+        )
         deleted: int | None = None
         if CACHE_EDITING_BETA in betas:
             deleted = apply_cache_edits(draft, counter)
@@ -161,8 +190,9 @@ class Engine:
             if CONTEXT_MANAGEMENT_BETAS.isdisjoint(betas):
                 raise EmulatorRequestError("context_management: Extra inputs are not permitted")
             before = draft_tokens(draft, counter)
-            applied = apply_context_management(draft, body["context_management"], spec, counter)
-        return _Built(draft, deleted, applied, before)
+            thinks = thinking_mode(body, spec)[0]
+            applied = apply_context_management(draft, body["context_management"], spec, counter, thinking_on=thinks)
+        return _Built(draft, deleted, applied, before, binding)
 
     def prepare(
         self, body: dict[str, Any], *, api_key: str, betas: set[str] | frozenset[str], request_index: int
@@ -211,6 +241,10 @@ class Engine:
             cache_plan=plan,
             view=view,
             policy_request=PolicyRequest(shown, spec, request_index, view.conversation_key),
+            binding=built.binding,
+            input_transformations=(
+                built.binding.transformations if THINKING_BINDING_BETA in beta_set else None
+            ),
         )
 
     def count_tokens(self, body: dict[str, Any], *, betas: set[str] | frozenset[str]) -> dict[str, Any]:
@@ -230,6 +264,8 @@ class Engine:
         if prepared.body.get("max_tokens") == 0:
             # Pre-warm (§4.9): write the cache, say nothing, bill no output.
             return Completion([], "max_tokens", None, 0, self._final_usage(prepared, 0, 0), None)
+        if compaction_requested(prepared.body):
+            return self._compact(prepared)
         reply = self.policy.reply(prepared.policy_request)
         shaped = shape_reply(
             reply,
@@ -237,11 +273,26 @@ class Engine:
             spec=spec,
             counter=self.counter_for(spec),
             room_in_window=self.window_for(spec) - prepared.total_input_tokens,
+            binding=prepared.binding,
         )
         usage = self._final_usage(prepared, shaped.output_tokens, shaped.thinking_tokens)
         return Completion(
-            shaped.content, shaped.stop_reason, shaped.stop_sequence, shaped.output_tokens, usage, reply
+            shaped.content,
+            shaped.stop_reason,
+            shaped.stop_sequence,
+            shaped.output_tokens,
+            usage,
+            reply,
+            shaped.stop_details,
         )
+
+    def _compact(self, prepared: Prepared) -> Completion:
+        """The server writes the summary itself: the policy is not asked."""
+        assert prepared.binding is not None
+        instructions = prepared.body["compaction"].get("instructions")
+        block = compaction_block(prepared.visible_body, prepared.spec, prepared.binding, instructions)
+        output = self.counter_for(prepared.spec).count_block(block)
+        return Completion([block], "compaction", None, output, self._final_usage(prepared, output, 0), None)
 
     def _final_usage(self, prepared: Prepared, output_tokens: int, thinking_tokens: int) -> dict[str, Any]:
         usage = {**prepared.usage, "output_tokens": output_tokens}

@@ -2,8 +2,9 @@
 
 Capabilities describe what this emulator does, not what the real model does: server tools,
 batches, citations and structured outputs are not emulated, so they say `supported: false`.
-Our own cache-editing beta (`anthropic-beta: cache-editing-agent-repl`) is advertised as
-`capabilities.context_management.cache_edits_agent_repl: {"supported": true}`.
+On-demand compaction is `capabilities.compaction.summarize`. Our own cache-editing beta
+(`anthropic-beta: cache-editing-agent-repl`) is not part of the public API: only a server
+started with it on advertises `capabilities.context_management.cache_edits_agent_repl`.
 """
 
 from __future__ import annotations
@@ -23,27 +24,32 @@ def _flag(value: bool) -> dict[str, bool]:
     return {"supported": bool(value)}
 
 
-def capabilities(spec: Any) -> dict[str, Any]:
+def capabilities(spec: Any, *, cache_editing: bool = False) -> dict[str, Any]:
     thinking_types = frozenset(getattr(spec, "thinking_types", ()))
     adaptive = "adaptive" in thinking_types
+    thinks = bool(thinking_types - {"disabled"})
+    context_management: dict[str, Any] = {
+        "supported": True,
+        "clear_thinking_20251015": _flag(thinks),
+        "clear_tool_uses_20250919": _flag(True),
+        "compact_20260112": _flag(False),
+    }
+    if cache_editing:
+        context_management[CACHE_EDITS_CAPABILITY] = _flag(True)
+    compaction = bool(getattr(spec, "on_demand_compaction", False))
     return {
         "batch": _flag(False),
         "citations": _flag(False),
         "code_execution": _flag(False),
-        "context_management": {
-            "supported": True,
-            "clear_thinking_20251015": _flag(True),
-            "clear_tool_uses_20250919": _flag(True),
-            "compact_20260112": _flag(False),
-            CACHE_EDITS_CAPABILITY: _flag(True),
-        },
+        "compaction": {"supported": compaction, "summarize": _flag(compaction)},
+        "context_management": context_management,
         "effort": {"supported": adaptive, **{level: _flag(adaptive) for level in _EFFORT_LEVELS}},
         "image_input": _flag(True),
         "pdf_input": _flag(True),
         "server_tools": {"supported": False, "code_execution": _flag(False), "web_search": _flag(False)},
         "structured_outputs": _flag(False),
         "thinking": {
-            "supported": bool(thinking_types - {"disabled"}),
+            "supported": thinks,
             "types": {kind: _flag(kind in thinking_types) for kind in _THINKING_TYPES},
         },
     }
@@ -56,11 +62,12 @@ def model_info(spec: Any, engine: Any) -> dict[str, Any]:
         "display_name": spec.display_name,
         "created_at": spec.created_at,
         "lifecycle": "active",
+        "line": getattr(spec, "line", None),
         "deprecated_at": None,
         "retires_at": None,
         "max_input_tokens": engine.window_for(spec),
         "max_tokens": spec.max_output_tokens,
-        "capabilities": capabilities(spec),
+        "capabilities": capabilities(spec, cache_editing=bool(getattr(engine, "cache_editing", False))),
     }
 
 

@@ -35,6 +35,14 @@ class ModelSpec:
     # Whether the model thinks when the request has no `thinking` field.
     thinking_default_on: bool = False
     thinking_display_default: Literal["summarized", "omitted"] = "summarized"
+    # Thinking blocks sent back are checked against the prefix they were produced after.
+    preserved_thinking: bool = False
+    # Short text written between tool calls comes back as thinking ("progress updates").
+    progress_as_thinking: bool = False
+    # Accepts the top-level `compaction` parameter (beta compact-2026-09-04).
+    on_demand_compaction: bool = False
+    # The model line (`opus`, `sonnet`, `haiku`) the models API reports.
+    line: str | None = None
     # Older models drop thinking of earlier turns from the prompt (§7, "prior-turn thinking").
     keeps_prior_thinking: bool = True
     forced_tool_choice: bool = True
@@ -49,13 +57,17 @@ class ModelSpec:
 
 
 def _modern(**fields: Any) -> ModelSpec:
-    """The *-5-5 generation: 1M window, 128K output, 512-token cache minimum, no prefill."""
+    """The *-5-5 generation: 1M window, 128K output, 512-token cache minimum, no prefill; adaptive
+    thinking on by default with its display omitted, preserved thinking, on-demand compaction."""
     return ModelSpec(
         context_window=1_000_000,
         max_output_tokens=128_000,
         min_cacheable_tokens=512,
         allows_prefill=False,
         thinking_default_on=True,
+        thinking_display_default="omitted",
+        preserved_thinking=True,
+        on_demand_compaction=True,
         **fields,
     )
 
@@ -80,9 +92,10 @@ def _builtin_specs() -> list[ModelSpec]:
             input_usd_per_mtok=4.0,
             output_usd_per_mtok=20.0,
             thinking_types=frozenset({"adaptive"}),
-            thinking_display_default="omitted",
+            progress_as_thinking=True,
             forced_tool_choice=False,
             created_at="2026-09-22T00:00:00Z",
+            line="opus",
         ),
         _modern(
             id="claude-sonnet-5-5",
@@ -92,8 +105,10 @@ def _builtin_specs() -> list[ModelSpec]:
             input_usd_per_mtok=2.0,
             output_usd_per_mtok=10.0,
             thinking_types=frozenset({"adaptive", "between_tools"}),
+            progress_as_thinking=True,
             forced_tool_choice=False,
             created_at="2026-09-28T00:00:00Z",
+            line="sonnet",
         ),
         _modern(
             id="claude-haiku-5-5",
@@ -105,6 +120,7 @@ def _builtin_specs() -> list[ModelSpec]:
             input_usd_per_mtok_above_tier=0.50,
             output_usd_per_mtok_above_tier=2.50,
             created_at="2026-10-07T00:00:00Z",
+            line="haiku",
         ),
         _legacy(
             id="claude-sonnet-4-5",
@@ -116,6 +132,7 @@ def _builtin_specs() -> list[ModelSpec]:
             keeps_prior_thinking=False,
             created_at="2025-09-29T00:00:00Z",
             aliases=("claude-sonnet-4-5-20250929",),
+            line="sonnet",
         ),
         _legacy(
             id="claude-haiku-4-5",
@@ -127,6 +144,7 @@ def _builtin_specs() -> list[ModelSpec]:
             keeps_prior_thinking=False,
             created_at="2025-10-01T00:00:00Z",
             aliases=("claude-haiku-4-5-20251001",),
+            line="haiku",
         ),
         _legacy(
             id="claude-opus-4-5",
@@ -137,6 +155,7 @@ def _builtin_specs() -> list[ModelSpec]:
             output_usd_per_mtok=25.0,
             created_at="2025-11-01T00:00:00Z",
             aliases=("claude-opus-4-5-20251101",),
+            line="opus",
         ),
     ]
 
@@ -191,6 +210,10 @@ class _ModelEntry(BaseModel):
     thinking_display_default: Literal["summarized", "omitted"] | None = None
     keeps_prior_thinking: bool | None = None
     forced_tool_choice: bool | None = None
+    preserved_thinking: bool | None = None
+    progress_as_thinking: bool | None = None
+    on_demand_compaction: bool | None = None
+    line: str | None = None
     created_at: str | None = None
     aliases: list[str] | None = None
     cache_write_5m_multiplier: float | None = Field(default=None, ge=0)

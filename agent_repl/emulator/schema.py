@@ -142,7 +142,10 @@ _DISPLAY = Literal(("summarized", "omitted", "updates"))
 THINKING = Tagged(
     {
         "enabled": _variant({"budget_tokens": Int(ge=1024), "display": Opt(_DISPLAY)}, ("budget_tokens",)),
-        "adaptive": _variant({"display": Opt(_DISPLAY), "block_binding": "dict"}),
+        "adaptive": _variant(
+            {"display": Opt(_DISPLAY), "block_binding": "dict"},
+            beta_fields={"block_binding": frozenset({"thinking-binding-controls-2026-08-01"})},
+        ),
         "disabled": _variant({}),
         "between_tools": _variant({"display": Opt(_DISPLAY)}),
     }
@@ -199,7 +202,7 @@ OUTPUT_CONFIG = Obj(
 _ANY_BETA: frozenset[str] = frozenset({"*"})
 _BETA_BODY = {
     "context_management": CONTEXT_MANAGEMENT_BETAS,
-    "compaction": _ANY_BETA,
+    "compaction": frozenset({"compact-2026-09-04"}),
     "mcp_servers": _ANY_BETA,
     "fallbacks": _ANY_BETA,
     "fallback_credit_token": _ANY_BETA,

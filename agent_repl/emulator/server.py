@@ -54,12 +54,25 @@ class AdjustableClock:
 
 
 def build_engine(
-    models: dict[str, Any], policy: Any, clock: Callable[[], float], context_window: int | None
+    models: dict[str, Any],
+    policy: Any,
+    clock: Callable[[], float],
+    context_window: int | None,
+    *,
+    cache_editing: bool = False,
+    thinking_prefix_enforced: bool = True,
 ) -> Any:
     """An Engine for `policy`: a Policy object, or a plain function of PolicyRequest -> Reply."""
     if not hasattr(policy, "reply") and callable(policy):
         policy = CallablePolicy(policy)
-    return Engine(models, policy, clock=clock, context_window=context_window)
+    return Engine(
+        models,
+        policy,
+        clock=clock,
+        context_window=context_window,
+        cache_editing=cache_editing,
+        thinking_prefix_enforced=thinking_prefix_enforced,
+    )
 
 
 def is_loopback(host: str) -> bool:
@@ -99,7 +112,12 @@ class EmulatorServer:
         seed: int = 0,
         record_limit: RecordLimit | None = None,
         control_token: str | None = None,
+        cache_editing: bool = False,
+        thinking_prefix_enforced: bool = True,
     ) -> None:
+        """The public Messages API by default. `cache_editing` adds our cache-editing beta (the
+        public API has none); `thinking_prefix_enforced=False` plays an account created before
+        2026-08-31, where the preserved-thinking prefix check fails a request only when asked."""
         if not is_loopback(host):
             raise ValueError(f"the emulator listens on loopback only (127.0.0.1 or ::1), not {host!r}")
         if models is None:
@@ -108,11 +126,15 @@ class EmulatorServer:
         self.port = port
         self.models = models
         self.context_window = context_window
+        self.engine_options = {
+            "cache_editing": cache_editing,
+            "thinking_prefix_enforced": thinking_prefix_enforced,
+        }
         self.clock: Callable[[], float] = clock if clock is not None else AdjustableClock()
         if engine is None:
             if policy is None:
                 raise ValueError("EmulatorServer needs a policy (or a ready engine)")
-            engine = build_engine(models, policy, self.clock, context_window)
+            engine = build_engine(models, policy, self.clock, context_window, **self.engine_options)
         self.faults = faults if isinstance(faults, FaultPlan) else FaultPlan.parse(faults)
         self.recordings = Recorder(record_limit)
         self.control_token = control_token or secrets.token_urlsafe(24)
@@ -145,7 +167,7 @@ class EmulatorServer:
         self.faults.clear()
         self.state.request_count = 0
         if engine is None and policy is not None:
-            engine = build_engine(self.models, policy, self.clock, self.context_window)
+            engine = build_engine(self.models, policy, self.clock, self.context_window, **self.engine_options)
         if engine is not None:
             self.state.engine = engine
 

@@ -67,7 +67,11 @@ def _start_shape(block: dict[str, Any]) -> dict[str, Any]:
     if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
         return {**block, "input": {}}
     if kind == "compaction":
-        return {"type": "compaction", "content": None}
+        # The signature arrives with the start; the one compaction_delta carries the summary.
+        start = {"type": "compaction", "content": None}
+        if block.get("signature") is not None:
+            start["signature"] = block["signature"]
+        return start
     return dict(block)  # redacted_thinking and result blocks arrive complete
 
 

@@ -18,6 +18,7 @@ from pydantic_core import to_jsonable_python
 
 from agent_repl.core.messages import (
     AssistantMessage,
+    CompactionBlock,
     DocumentBlock,
     ImageBlock,
     Message,
@@ -57,6 +58,7 @@ _BLOCK_MODELS: dict[str, type[BaseModel]] = {
         ToolResultBlock,
         ThinkingBlock,
         RedactedThinkingBlock,
+        CompactionBlock,
     )
 }
 _TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document"})
@@ -155,6 +157,7 @@ def message_to_record(msg: Message, envelope: Envelope) -> dict[str, Any]:
                 usage=usage_to_json(msg.usage) if msg.usage is not None else None,
             ),
             request_id=msg.request_id,
+            thinking_prefix=msg.thinking_prefix,
         ).to_json()
     return _system_to_record(msg, common)
 
@@ -294,6 +297,7 @@ def record_to_message(raw: dict[str, Any], *, on_drop: OnDrop = _ignore) -> Mess
             usage=usage_from_json(payload.usage),
             request_id=record.request_id,
             is_synthetic=payload.model == SYNTHETIC_MODEL or bool(record.is_api_error_message),
+            thinking_prefix=record.thinking_prefix,
         )
     return _system_from_record(record, common)
 

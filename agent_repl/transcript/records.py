@@ -99,6 +99,8 @@ class AssistantRecord(RecordEnvelope):
     message: AssistantPayload
     request_id: str | None = None
     is_api_error_message: bool | None = None
+    # Ours: the digest of the prefix a thinking or compaction block was produced after.
+    thinking_prefix: str | None = None
 
 
 class SystemRecord(RecordEnvelope):

@@ -24,6 +24,7 @@ from agent_repl.context.compact import (
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.fork import append_question
 from agent_repl.context.normalize import normalize_for_api
+from agent_repl.context.thinking import without_thinking
 from agent_repl.core.client import ModelResponse
 from agent_repl.core.messages import Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.core.recovery import is_prompt_too_long
@@ -84,7 +85,8 @@ async def ask_for_summary(
     """The summary of `part` (a slice of the view). With `previous_summary`, the second "probe" call
     Gemini makes: the same history, the first summary as the model's reply, then the request again.
     On prompt-too-long the oldest API rounds are dropped and the request retried, as Codex does."""
-    wire = normalize_for_api(part)
+    # A slice of the history is a changed prefix: its thinking blocks would be refused.
+    wire = without_thinking(normalize_for_api(part))
     if previous_summary is not None:
         wire = [*wire, {"role": "assistant", "content": [{"type": "text", "text": previous_summary}]}]
     for attempt in range(MAX_TRIM_RETRIES + 1):

@@ -137,9 +137,11 @@ def test_without_cache_editing_the_public_context_management_edits_are_sent():
     # With thinking in the view, clear_thinking comes first: keep all, or only the last turn after an idle hour.
     history.insert(1, AssistantMessage(message_id="m0", content=[ThinkingBlock(thinking="hm", signature="s")],
                                       timestamp=iso_timestamp(T0)))
-    busy = make(PipelineConfig(), T0 + timedelta(minutes=2)).project(history)
+    busy = make(PipelineConfig(thinking_on=True), T0 + timedelta(minutes=2)).project(history)
     assert busy.body_extras["context_management"]["edits"][0] == {"type": "clear_thinking_20251015", "keep": "all"}
-    idle = make(PipelineConfig(keep_recent_tool_results=100), T0 + timedelta(minutes=90)).project(history)
+    idle = make(PipelineConfig(keep_recent_tool_results=100, thinking_on=True), T0 + timedelta(minutes=90)).project(
+        history
+    )
     assert idle.body_extras["context_management"]["edits"][0] == {
         "type": "clear_thinking_20251015",
         "keep": {"type": "thinking_turns", "value": 1},
@@ -152,9 +154,19 @@ def test_with_autocompact_on_the_server_never_clears_tool_uses():
     assert make(PipelineConfig(autocompact_on=True), T0 + timedelta(minutes=2)).project(history).body_extras == {}
     history.insert(1, AssistantMessage(message_id="m0", content=[ThinkingBlock(thinking="hm", signature="s")],
                                       timestamp=iso_timestamp(T0)))
-    thinking = make(PipelineConfig(autocompact_on=True), T0 + timedelta(minutes=2)).project(history)
+    thinking = make(PipelineConfig(autocompact_on=True, thinking_on=True), T0 + timedelta(minutes=2)).project(history)
     assert thinking.body_extras["context_management"]["edits"] == [{"type": "clear_thinking_20251015", "keep": "all"}]
     assert thinking.betas == [CONTEXT_MANAGEMENT_BETA]
+
+
+def test_clear_thinking_is_never_sent_to_a_model_that_is_not_thinking():
+    # A thinking block in view (made before a fallback or /model to a 4.x model) is not enough:
+    # the API refuses clear_thinking with thinking off.
+    history = history_with_results(2)
+    history.insert(1, AssistantMessage(message_id="m0", content=[ThinkingBlock(thinking="hm", signature="s")],
+                                      timestamp=iso_timestamp(T0)))
+    off = make(PipelineConfig(autocompact_on=True, thinking_on=False), T0 + timedelta(minutes=90)).project(history)
+    assert off.body_extras == {} and off.betas == []
 
 
 def test_the_estimate_subtracts_results_deleted_after_the_last_usage():

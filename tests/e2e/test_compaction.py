@@ -201,7 +201,7 @@ async def test_max_output_escalates_once_then_nudges_three_times_then_stops(tmp_
     try:
         events = await run(session, "write the whole thing")
         bodies = [e.body for e in server.recordings.messages if e.status == 200]
-        assert [b["max_tokens"] for b in bodies] == [8192, 64000, 64000, 64000, 64000]
+        assert [b["max_tokens"] for b in bodies] == [32000, 64000, 64000, 64000, 64000]
         nudges = [m for m in session.messages if isinstance(m, UserMessage) and m.content == CONTINUE_NUDGE]
         assert len(nudges) == 3 and all(n.is_meta for n in nudges)
         assert isinstance(events[-1], TurnEnded) and events[-1].reason == "error"

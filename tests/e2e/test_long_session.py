@@ -74,7 +74,8 @@ def messages_prefix_ok(before: dict, after: dict) -> bool:
 
 async def test_sixty_requests_keep_the_prefix_and_the_cache(tmp_path):
     turns = 20
-    server = EmulatorServer(policy=ScriptPolicy({"steps": scenario(turns)}))
+    # Cache editing is our own beta, not the public API's: this test is about it, so it opts in.
+    server = EmulatorServer(policy=ScriptPolicy({"steps": scenario(turns)}), cache_editing=True)
     server.start()
     clock = OffsetClock()
     project = tmp_path / "project"

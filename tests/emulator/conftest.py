@@ -50,12 +50,14 @@ def emulator(emulator_session: EmulatorServer) -> EmulatorServer:
 
 @pytest.fixture
 def use_policy(emulator: EmulatorServer) -> Callable[..., Engine]:
-    """Swap in a fresh engine: `use_policy(fn_or_policy, context_window=None)`."""
+    """Swap in a fresh engine: `use_policy(fn_or_policy, context_window=None, **engine_options)`."""
 
-    def install(policy: Any, *, context_window: int | None = None) -> Engine:
+    def install(policy: Any, *, context_window: int | None = None, **options: Any) -> Engine:
         if callable(policy) and not hasattr(policy, "reply"):
             policy = CallablePolicy(policy)
-        engine = Engine(default_model_table(), policy, clock=emulator.clock, context_window=context_window)
+        engine = Engine(
+            default_model_table(), policy, clock=emulator.clock, context_window=context_window, **options
+        )
         emulator.reset(engine=engine)
         return engine
 

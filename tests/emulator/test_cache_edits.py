@@ -22,6 +22,7 @@ def make_engine() -> Engine:
         default_model_table(),
         CallablePolicy(lambda r: Reply([{"type": "text", "text": "ok"}])),
         clock=lambda: 5_000.0,
+        cache_editing=True,
     )
 
 

@@ -13,6 +13,8 @@ from agent_repl.emulator.policies import CallablePolicy, Reply
 from agent_repl.emulator.request_error import EmulatorRequestError
 from agent_repl.emulator.tokens import TokenCounter
 
+from .genuine import genuine
+
 BETAS = {CONTEXT_MANAGEMENT_BETA}
 EPHEMERAL = {"type": "ephemeral"}
 COUNTER = TokenCounter(1.07)
@@ -61,7 +63,7 @@ def request(messages: list[dict[str, Any]], edits: list[dict[str, Any]] | None =
     }
     if edits is not None:
         body["context_management"] = {"edits": edits}
-    return body
+    return genuine(body, body["model"])
 
 
 def send(engine: Engine, body: dict[str, Any]) -> Prepared:

@@ -16,6 +16,8 @@ from agent_repl.emulator.request_error import EmulatorRequestError
 from agent_repl.emulator.signatures import signature_matches, signature_tokens
 from agent_repl.emulator.tokens import TokenCounter
 
+from .genuine import genuine
+
 COUNTER = TokenCounter(1.07)
 LONG_TEXT = "This answer goes on and on without end. " * 40
 
@@ -65,7 +67,8 @@ def test_max_tokens_truncates_and_drops_what_does_not_fit() -> None:
         ],
         "tool_use",
     )
-    _, completion = answer(engine, request(max_tokens=20))
+    # Haiku 5.5 returns text between tool calls as text (Sonnet 5.5 would make it thinking).
+    _, completion = answer(engine, request("claude-haiku-5-5", max_tokens=20))
     assert completion.stop_reason == "max_tokens"
     assert [b["type"] for b in completion.content] == ["text"]
     assert LONG_TEXT.startswith(completion.content[0]["text"])
@@ -261,6 +264,8 @@ def test_models_that_strip_old_thinking_do_not_see_or_bill_it() -> None:
         {"role": "user", "content": "second"},
     ]
     engine = engine_answering([{"type": "text", "text": "ok"}])
+    # Made by Opus 5.5: it keeps it; Sonnet 4.5 strips old thinking anyway (and cannot read this block).
+    messages = genuine(request(messages=messages), "claude-opus-5-5")["messages"]
     stripped = engine.prepare(
         request(model="claude-sonnet-4-5", messages=messages), api_key="k", betas=set(), request_index=0
     )

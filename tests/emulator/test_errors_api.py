@@ -7,6 +7,8 @@ from typing import Any
 import anthropic
 import pytest
 
+from agent_repl.emulator.policies import Reply
+
 from .conftest import LEGACY, MODERN, user
 
 TOOL_ID = "toolu_01SWBkC2GPGhoSfEqTZ6y91b"
@@ -289,12 +291,17 @@ def test_whitespace_text_next_to_real_text_is_accepted(client) -> None:
     )
 
 
-def test_beta_fields_pass_with_their_beta_header(client) -> None:
+def test_beta_fields_pass_with_their_beta_header(client, use_policy) -> None:
     messages = [
         ASK,
         {"role": "assistant", "content": [tool_use()]},
         {"role": "user", "content": [tool_result(cache_reference=TOOL_ID)]},
     ]
+    # The public API has no cache-editing beta: the header itself is refused.
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.beta.messages.create(model=MODERN, max_tokens=50, messages=messages, betas=["cache-editing-agent-repl"])
+    assert caught.value.body["error"]["message"].startswith("Unexpected value(s) `cache-editing-agent-repl`")
+    use_policy(lambda request: Reply([{"type": "text", "text": "ok"}]), cache_editing=True)
     message = client.beta.messages.create(
         model=MODERN, max_tokens=50, messages=messages, betas=["cache-editing-agent-repl"]
     )

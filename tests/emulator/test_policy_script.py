@@ -31,11 +31,12 @@ def make_engine(policy: ScriptPolicy) -> Engine:
 
 
 def body(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    # Haiku 5.5 keeps text between tool calls as text; the display is asked for, not omitted.
     return {
-        "model": "claude-sonnet-5-5",
+        "model": "claude-haiku-5-5",
         "max_tokens": 500,
         "messages": messages,
-        "thinking": {"type": "adaptive"},
+        "thinking": {"type": "adaptive", "display": "summarized"},
         **extra,
     }
 
@@ -118,7 +119,7 @@ def test_a_retry_on_a_fallback_model_gets_the_same_step() -> None:
     history: list[dict[str, Any]] = [{"role": "user", "content": "What is here?"}]
     first = ask(engine, history)
     again = engine.prepare(
-        {**body(history), "model": "claude-haiku-5-5"}, api_key="k", betas=set(), request_index=1
+        {**body(history), "model": "claude-opus-4-5"}, api_key="k", betas=set(), request_index=1
     )
     assert engine.respond(again).content == first["content"]
 

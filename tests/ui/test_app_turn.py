@@ -51,15 +51,15 @@ async def test_a_turn_streams_asks_permission_runs_the_tool_and_shows_the_result
         assert not app.working.display
 
         widgets = [w for w in app.conversation.children if not isinstance(w, NoticeView)]
+        # On Sonnet 5.5 the public API returns the short text before a tool call as (omitted)
+        # thinking, so no assistant text comes before the tool block.
         assert [type(w).__name__ for w in widgets] == [
             "UserMessageView",
-            "AssistantMessageView",
             "ToolBlock",
             "AssistantMessageView",
         ]
-        prompt, first, tool, answer = widgets
+        prompt, tool, answer = widgets
         assert isinstance(prompt, UserMessageView) and prompt.item.text == "run the echo"
-        assert isinstance(first, AssistantMessageView) and first.source == "Let me run it."
         assert isinstance(tool, ToolBlock)
         assert tool.item.name == "Bash" and tool.item.result is not None
         assert "hello-from-bash" in tool.item.result and not tool.item.is_error

@@ -21,6 +21,8 @@ class Reply:
 
     content: list[Block]
     stop_reason: str = "end_turn"
+    # For `refusal`: {"type": "refusal", "category": ..., "explanation": ...}.
+    stop_details: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,10 @@
 """The `script` policy: replay a JSON scenario step by step.
 
-    {"steps": [{"text"?, "thinking"?, "tools"?: [{"name", "input"}], "stop_reason"?}, ...]}
+    {"steps": [{"text"?, "thinking"?, "tools"?: [{"name", "input"}], "stop_reason"?,
+                "stop_details"?: {"category"?, "explanation"?}}, ...]}
+
+A step may script any stop reason: `refusal` (with its `stop_details`; the text, if any, is what
+was written before the refusal), `pause_turn`, `max_tokens`, `model_context_window_exceeded`.
 
 The cursor advances only when a response completes, and a request the model would see
 identically to one already answered gets that same step again, so a retry neither skips nor
@@ -40,6 +44,13 @@ class _ScenarioTool(BaseModel):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
+class _RefusalDetails(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    category: Literal["cyber", "bio", "frontier_llm", "reasoning_extraction", "general_harms"] | None = None
+    explanation: str | None = None
+
+
 class _ScenarioStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -47,8 +58,18 @@ class _ScenarioStep(BaseModel):
     thinking: str | None = None
     tools: list[_ScenarioTool] = Field(default_factory=list)
     stop_reason: (
-        Literal["end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal"] | None
+        Literal[
+            "end_turn",
+            "max_tokens",
+            "stop_sequence",
+            "tool_use",
+            "pause_turn",
+            "refusal",
+            "model_context_window_exceeded",
+        ]
+        | None
     ) = None
+    stop_details: _RefusalDetails | None = None
 
 
 class _Scenario(BaseModel):
@@ -155,4 +176,9 @@ class ScriptPolicy:
                 tool_use_block(tool_use_id(self._scenario_id, index, position), tool.name, tool.input)
             )
         default = "tool_use" if step.tools else "end_turn"
-        return Reply(content, step.stop_reason or default)
+        stop_reason = step.stop_reason or default
+        details = None
+        if stop_reason == "refusal":
+            given = step.stop_details or _RefusalDetails()
+            details = {"type": "refusal", **given.model_dump()}
+        return Reply(content, stop_reason, details)

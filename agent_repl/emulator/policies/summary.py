@@ -51,9 +51,11 @@ def is_meta_text(text: str) -> bool:
     return text.lstrip().startswith((*META_PREFIXES, CONTINUATION_PREFIX))
 
 
-def quoted_in_earlier_summary(text: str) -> list[str]:
-    """The user messages an earlier summary quoted in its section 6, so they survive every compaction."""
-    if not text.lstrip().startswith(CONTINUATION_PREFIX) or USER_MESSAGES_HEADING not in text:
+def quoted_in_earlier_summary(text: str, *, continuation: bool = True) -> list[str]:
+    """The user messages an earlier summary quoted in its section 6, so they survive every compaction.
+
+    `continuation`: the summary is the client's continuation message (else an API compaction block)."""
+    if (continuation and not text.lstrip().startswith(CONTINUATION_PREFIX)) or USER_MESSAGES_HEADING not in text:
         return []
     section = text.split(USER_MESSAGES_HEADING, 1)[1].split("\n\n7. ", 1)[0]
     # Quotes are verbatim, so a later line of a multi-line message is not indented: it belongs to
@@ -73,6 +75,9 @@ def user_texts(conversation: list[dict[str, Any]]) -> list[str]:
     quoted = []
     for message in conversation:
         if message.get("role") != "user":
+            for block in content_blocks(message.get("content")):
+                if block.get("type") == "compaction" and block.get("content"):
+                    quoted.extend(quoted_in_earlier_summary(str(block["content"]), continuation=False))
             continue
         for block in content_blocks(message.get("content")):
             if block.get("type") != "text":
@@ -183,6 +188,14 @@ def summary_text(body: dict[str, Any], kind: RequestKind) -> str:
         f"9. Optional Next Step:\n   {next_step}",
     ]
     return f"<analysis>\n{analysis}\n</analysis>\n\n<summary>\n" + "\n\n".join(sections) + "\n</summary>"
+
+
+def compaction_summary(body: dict[str, Any], instructions: str | None = None) -> str:
+    """What an on-demand compaction block holds: the nine sections, without the analysis."""
+    text = summary_text(body, "summary")
+    sections = text.split("<summary>\n", 1)[1].rsplit("\n</summary>", 1)[0]
+    focus = (instructions or "").strip()
+    return f"Focus requested: {focus}\n\n{sections}" if focus else sections
 
 
 def summary_reply(body: dict[str, Any], kind: RequestKind) -> Reply:

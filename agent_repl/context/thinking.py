@@ -1,0 +1,94 @@
+"""Leaving out of the view the thinking blocks whose prefix changed (SPEC R5.2).
+
+Runs on the wire drafts after normalization: walking the drafts in order with the same prefix
+chain the loop used when each block arrived (`agent_repl.core.thinking_prefix`), a thinking
+block stays only where the chain still has the value its entry recorded. So the first wire
+position any edit changed is where thinking stops; later blocks produced before the edit go
+too (their recorded chain included what changed), blocks produced after it stay. Deterministic:
+the same history and records give the same view, on resume as live. The history keeps them all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agent_repl.context.normalize import WireDraft
+from agent_repl.core.messages import AssistantMessage, CompactionBlock, Message
+from agent_repl.core.thinking_prefix import THINKING_KINDS, PrefixChain, thinking_key
+
+
+def recorded_prefixes(view: list[Message]) -> dict[str, str]:
+    """Thinking key (or compaction signature) -> the prefix digest its entry recorded."""
+    recorded: dict[str, str] = {}
+    for message in view:
+        if not isinstance(message, AssistantMessage) or message.thinking_prefix is None:
+            continue
+        for block in message.content:
+            key = block.signature if isinstance(block, CompactionBlock) else thinking_key(block.model_dump())
+            if key:
+                recorded[key] = message.thinking_prefix
+    return recorded
+
+
+@dataclass(frozen=True)
+class ThinkingOutcome:
+    drafts: list[WireDraft]
+    left_out: int
+    # The first wire message that lost a block (the first position an edit changed), or None.
+    first_changed: int | None
+
+
+def _merge_same_role(drafts: list[WireDraft]) -> list[WireDraft]:
+    merged: list[WireDraft] = []
+    for draft in drafts:
+        if merged and merged[-1].role == draft.role:
+            merged[-1].content.extend(draft.content)
+            merged[-1].sources.extend(draft.sources)
+        else:
+            merged.append(draft)
+    return merged
+
+
+def leave_out_stale_thinking(drafts: list[WireDraft], seed: str, recorded: dict[str, str]) -> ThinkingOutcome:
+    chain = PrefixChain(seed)
+    kept: list[WireDraft] = []
+    left_out = 0
+    first: int | None = None
+    for index, draft in enumerate(drafts):
+        content: list[dict[str, Any]] = []
+        for position, block in enumerate(draft.content):
+            kind = block.get("type")
+            if kind in THINKING_KINDS:
+                key = thinking_key(block)
+                if key is not None and recorded.get(key) == chain.value:
+                    chain.extend(draft.role, block)
+                    content.append(block)
+                else:
+                    left_out += 1
+                    first = index if first is None else first
+                continue
+            resumed = recorded.get(str(block.get("signature") or "")) if kind == "compaction" else None
+            if index == 0 and position == 0 and resumed is not None:
+                chain.resume(resumed)  # the API's summary stands for the messages it replaced
+            else:
+                chain.extend(draft.role, block)
+            content.append(block)
+        if content:
+            kept.append(WireDraft(draft.role, content, list(draft.sources), draft.message_id))
+    if not left_out:
+        return ThinkingOutcome(drafts, 0, None)
+    return ThinkingOutcome(_merge_same_role(kept), left_out, first)
+
+
+def without_thinking(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The wire with every thinking block removed (for a request whose messages were rewritten)."""
+    stripped = []
+    for message in wire:
+        content = [b for b in message["content"] if b.get("type") not in THINKING_KINDS]
+        if content:
+            if stripped and stripped[-1]["role"] == message["role"]:
+                stripped[-1] = {**stripped[-1], "content": [*stripped[-1]["content"], *content]}
+            else:
+                stripped.append({**message, "content": content})
+    return stripped

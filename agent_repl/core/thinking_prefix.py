@@ -1,0 +1,95 @@
+"""Which thinking blocks may still be sent back (preserved thinking, SPEC R5.2).
+
+On models with preserved thinking the API accepts a thinking block only while its prefix (the
+model, `system`, `tools` and every message block before it) is what it was when the block was
+produced; a block whose prefix changed fails, and so does every later one. So each thinking
+block's history entry records the digest of the prefix it came after (`reply_prefixes`, at the
+time of the reply), and the view keeps a block only where the digest of what comes before it
+now is the same (`keep_valid_thinking`): the first wire position any edit changed (a summary,
+a snip, a cleared result, a collapse, dropped rounds, a new system prompt, another model) is
+where thinking stops being sent. The history keeps every block; the same history and records
+give the same view on resume.
+
+A compaction block the API wrote records the digest after the messages it summarized: the API
+accepts the turns kept after it as if those messages were still there, and so does this chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+THINKING_KINDS = frozenset({"thinking", "redacted_thinking"})
+_BOOKKEEPING = frozenset({"cache_control", "cache_reference"})
+
+
+def _clean(block: Mapping[str, Any]) -> dict[str, Any]:
+    clean = {k: v for k, v in block.items() if k not in _BOOKKEEPING}
+    inner = clean.get("content")
+    if isinstance(inner, list):
+        clean["content"] = [_clean(b) if isinstance(b, Mapping) else b for b in inner]
+    return clean
+
+
+def _digest(value: Any) -> bytes:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()).digest()
+
+
+def thinking_key(block: Mapping[str, Any]) -> str | None:
+    """What identifies one thinking block across turns: its signature (or redacted data)."""
+    if block.get("type") == "thinking":
+        return str(block.get("signature") or "") or None
+    if block.get("type") == "redacted_thinking":
+        return str(block.get("data") or "") or None
+    return None
+
+
+class PrefixChain:
+    """A running digest over the request header and then (role, block) for every block."""
+
+    def __init__(self, seed: str) -> None:
+        self.state = hashlib.sha256(seed.encode()).digest()
+
+    @property
+    def value(self) -> str:
+        return self.state.hex()
+
+    def extend(self, role: str, block: Mapping[str, Any]) -> None:
+        if block.get("type") == "cache_edits":
+            return  # an instruction to the cache, not part of the prompt
+        self.state = hashlib.sha256(self.state + role.encode() + b"\0" + _digest(_clean(block))).digest()
+
+    def resume(self, value: str) -> None:
+        self.state = bytes.fromhex(value)
+
+
+def prefix_seed(body: Mapping[str, Any]) -> str:
+    """The header part of the prefix: model, system and tools, without cache markers."""
+    system = body.get("system")
+    blocks = [{"type": "text", "text": system}] if isinstance(system, str) else list(system or [])
+    header = {
+        "model": body.get("model"),
+        "system": [_clean(b) for b in blocks],
+        "tools": [_clean(t) for t in body.get("tools") or [] if not t.get("defer_loading")],
+    }
+    return _digest(header).hex()
+
+
+def reply_prefixes(body: Mapping[str, Any], content: list[dict[str, Any]], recorded: Mapping[str, str]) -> list[str | None]:
+    """For each block of a reply to `body`: the prefix digest it was produced after, for thinking
+    and compaction blocks (None for the others)."""
+    chain = PrefixChain(prefix_seed(body))
+    for index, message in enumerate(body.get("messages") or []):
+        for position, block in enumerate(message["content"]):
+            state = recorded.get(str(block.get("signature") or "")) if block.get("type") == "compaction" else None
+            if index == 0 and position == 0 and state is not None:
+                chain.resume(state)
+            else:
+                chain.extend(message["role"], block)
+    prefixes: list[str | None] = []
+    for block in content:
+        prefixes.append(chain.value if block.get("type") in (*THINKING_KINDS, "compaction") else None)
+        chain.extend("assistant", block)
+    return prefixes
