@@ -30,6 +30,7 @@ from agent_repl.core.messages import Message, utc_now
 from agent_repl.core.models import model_info
 from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.core.permissions import ApprovalCallback
+from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.request import tool_definitions
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
@@ -116,10 +117,15 @@ async def open_session(
         session_id = str(uuid.uuid4())
     paths = SessionPaths(home=settings.home, cwd=cwd, session_id=session_id)
     paths.ensure_project_dir()
+    redactor = SecretRedactor.for_settings(settings)
     if resume is not None:
-        history = list(resume.loaded.messages)
+        # A transcript written elsewhere (or by an older version) may hold credentials: not in our view.
+        history = [redactor.message(m) for m in resume.loaded.messages]
     writer = TranscriptWriter(
-        paths, git_branch=git_branch(cwd), last_uuid=history[-1].uuid if history and resume and resume.owned else None
+        paths,
+        git_branch=git_branch(cwd),
+        last_uuid=history[-1].uuid if history and resume and resume.owned else None,
+        redactor=redactor,
     )
     if resume is not None and not resume.owned:
         # Fork: copy the foreign history into a file of our own, so it is ours from here on.
@@ -132,6 +138,7 @@ async def open_session(
         rebuild_state(pipeline.state, history, resume.loaded.side_records)
     client = ModelClient(
         api_key=settings.api_key,
+        auth_token=settings.auth_token,
         base_url=settings.base_url,
         max_retries=settings.max_retries,
         read_timeout=settings.stream_idle_timeout,

@@ -91,8 +91,11 @@ def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[
     return settings.model_copy(update={"base_url": base_url, "api_key": "offline-demo"})
 
 
-def prepare_launch(args: argparse.Namespace, cwd: Path, stack: ExitStack) -> Launch:
-    """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume."""
+def prepare_launch(
+    args: argparse.Namespace, cwd: Path, stack: ExitStack, credentials: dict[str, str] | None = None
+) -> Launch:
+    """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume.
+    `credentials`: what `take_credentials` moved out of the environment at start."""
     from agent_repl.bootstrap import ResumeError, find_resume_source
     from agent_repl.core.permission_mode import parse_mode
     from agent_repl.core.settings import SettingsError, load_settings
@@ -101,6 +104,7 @@ def prepare_launch(args: argparse.Namespace, cwd: Path, stack: ExitStack) -> Lau
         mode = parse_mode(args.permission_mode).value if args.permission_mode else None
         settings = load_settings(
             cwd=cwd,
+            env={**os.environ, **(credentials or {})},
             overrides={
                 "model": args.model,
                 "skip_permissions": args.dangerously_skip_permissions or None,
@@ -114,10 +118,12 @@ def prepare_launch(args: argparse.Namespace, cwd: Path, stack: ExitStack) -> Lau
         settings.permissions.allow.extend(extra_allow)
     if args.max_turns is not None and args.max_turns < 1:
         raise LaunchError("--max-turns must be at least 1")
+    if not settings.api_key and settings.api_key_helper:
+        settings = settings.model_copy(update={"api_key": _run_key_helper(settings)})
     notices: list[str] = []
-    if not settings.api_key:
+    if not settings.api_key and not settings.auth_token:
         if settings.base_url:
-            settings = settings.model_copy(update={"api_key": os.environ.get("ANTHROPIC_AUTH_TOKEN", "none")})
+            settings = settings.model_copy(update={"api_key": "none"})
         else:
             try:
                 settings = _start_offline_emulator(stack, settings, notices)
@@ -136,15 +142,44 @@ def prepare_launch(args: argparse.Namespace, cwd: Path, stack: ExitStack) -> Lau
     return Launch(settings, resume, notices)
 
 
+def _run_key_helper(settings: Settings) -> str:
+    """Run `api_key_helper` (without the agent's credentials in its environment); its output is the key."""
+    import subprocess
+
+    from agent_repl.core.credentials import child_environment
+
+    command = settings.api_key_helper or ""
+    try:
+        done = subprocess.run(
+            ["bash", "-c", command],
+            env=child_environment(settings.scrubbed_env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LaunchError(f"api_key_helper {command!r} could not run: {exc}") from exc
+    key = done.stdout.strip()
+    if done.returncode != 0 or not key:
+        detail = (done.stderr.strip().splitlines() or ["it printed no key"])[-1]
+        raise LaunchError(f"api_key_helper {command!r} failed (exit {done.returncode}): {detail}")
+    return key
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """The program's entry: first the credentials leave the environment (this may re-exec)."""
+    from agent_repl.core.credentials import take_credentials
+
     cwd = Path.cwd()
+    credentials = take_credentials(cwd)
+    args = build_parser().parse_args(argv)
     if args.print_prompt is None and not args.inline:
-        return _run_app(args, cwd)
+        return _run_app(args, cwd, credentials)
     err = sys.stderr
     with ExitStack() as stack:
         try:
-            launch = prepare_launch(args, cwd, stack)
+            launch = prepare_launch(args, cwd, stack, credentials)
         except LaunchError as exc:
             print(f"agent-repl: {exc}", file=err)
             return 2
@@ -161,14 +196,14 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(run_inline(launch.settings, cwd, launch.resume, first_prompt=args.prompt))
 
 
-def _run_app(args: argparse.Namespace, cwd: Path) -> int:
+def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -> int:
     from agent_repl.ui.app import AgentApp
     from agent_repl.ui.launcher import Launcher
     from agent_repl.ui.launcher import LaunchError as UILaunchError
 
     def prepare(stack: ExitStack) -> Launch:
         try:
-            return prepare_launch(args, cwd, stack)
+            return prepare_launch(args, cwd, stack, credentials)
         except LaunchError as exc:
             raise UILaunchError(str(exc)) from exc
 

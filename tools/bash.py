@@ -13,8 +13,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from agent_repl.core.credentials import child_environment, credential_names
 from agent_repl.core.persisted_output import ensure_private_dir, persist_file
-from agent_repl.core.redaction import redact_file
+from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, notify
 
@@ -179,6 +180,7 @@ class Bash(Tool):
                     cwd_name,
                     args.command,
                     cwd=cwd,
+                    env=child_environment(ctx.scrubbed_env | credential_names()),
                     stdin=subprocess.DEVNULL,
                     stdout=out_fd,
                     stderr=subprocess.STDOUT,
@@ -299,8 +301,8 @@ class Bash(Tool):
         stopped: int = 0,
     ) -> ToolOutput:
         limit = self.max_result_size_chars or 0
-        if ctx.secrets:
-            redact_file(out_path, ctx.secrets)  # before it is read or kept (`env` prints the API key)
+        # Before it is read or kept: `env` prints the credentials commands still get.
+        (ctx.redactor or SecretRedactor()).file(out_path)
         size = out_path.stat().st_size
         output: str | None = None
         if size <= limit * 4:  # a UTF-8 char is at most 4 bytes, so only then can it fit

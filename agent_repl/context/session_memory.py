@@ -148,7 +148,8 @@ class SessionMemory:
             if response.stop_reason in CUT_OFF_STOP_REASONS:
                 # Cut-off notes would drop what they had not reached (the later user messages).
                 raise MemoryExtractionError(f"the notes were cut off ({response.stop_reason})")
-            content = extract_summary("".join(b.text for b in response.content if isinstance(b, TextBlock)))
+            reply = "".join(b.text for b in response.content if isinstance(b, TextBlock))
+            content = session.redactor.text(extract_summary(reply))  # the notes go to a file and the transcript
             if not content:
                 raise MemoryExtractionError("the reply held no notes")
             await asyncio.to_thread(write_private_file, self.path, content + "\n")

@@ -139,9 +139,12 @@ class ModelClient:
         max_retries: int,
         timeout: float = 600.0,
         read_timeout: float | None = None,
+        auth_token: str | None = None,
     ):
-        """`read_timeout`: the longest wait for the next bytes of a response (default: `timeout`)."""
+        """`read_timeout`: the longest wait for the next bytes of a response (default: `timeout`).
+        `api_key` is sent as `x-api-key`; without one, `auth_token` (ANTHROPIC_AUTH_TOKEN) as a bearer token."""
         self._api_key = api_key
+        self._auth_token = auth_token
         self._base_url = base_url
         self._max_retries = max_retries
         self._timeout = timeout
@@ -157,6 +160,7 @@ class ModelClient:
             timeout = anthropic.Timeout(self._timeout, read=self._read_timeout or self._timeout)
             self._sdk = anthropic.AsyncAnthropic(
                 api_key=self._api_key,
+                auth_token=None if self._api_key else self._auth_token,  # the SDK takes one of them
                 base_url=self._base_url,
                 max_retries=self._max_retries,
                 timeout=timeout,

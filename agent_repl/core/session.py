@@ -89,8 +89,8 @@ class Session:
             settings.permissions.allow, settings.permissions.deny, skip_all=settings.skip_permissions
         )
         self.ask = ask
-        # Tool output is stored without the API key (see agent_repl.core.redaction).
-        self.redactor = SecretRedactor.of(settings.api_key)
+        # History entries and tool output are kept without credentials (see agent_repl.core.redaction).
+        self.redactor = SecretRedactor.for_settings(settings)
         self.tool_state: dict[str, Any] = {}
         # What Edit and Write check: the files the model read or wrote, as they were then.
         self.files = ReadLedger()
@@ -154,6 +154,7 @@ class Session:
         message.parent_uuid = self.last_uuid
         message.session_id = self.session_id
         message.timestamp = iso_timestamp(self.clock())
+        self.redactor.message(message)
         await self.sink.append_message(message)
         self.messages.append(message)
         return message
@@ -194,6 +195,7 @@ class Session:
             files=self.files,
             mode=self.mode,
             before_change=self.before_change,
+            scrubbed_env=self.settings.scrubbed_env,
         )
 
     @property

@@ -15,10 +15,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from agent_repl.core.credentials import DEFAULT_HOME as DEFAULT_HOME_TEXT
+from agent_repl.core.credentials import credential_names, looks_like_credential, settings_files
+from agent_repl.core.credentials import home_from_env as home_from_env
 from agent_repl.core.permissions import Rule
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
-DEFAULT_HOME = Path("~/.agent_repl")
+DEFAULT_HOME = Path(DEFAULT_HOME_TEXT)
 
 
 class SettingsError(Exception):
@@ -60,11 +63,33 @@ class Settings(BaseModel):
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # The permission mode a session starts in (Shift+Tab cycles it; `--permission-mode` sets it).
     permission_mode: Literal["default", "acceptEdits", "plan"] = "default"
-    # Not from files: the environment and flags only.
+    # More environment variables that hold credentials: taken out of agent-repl's own environment
+    # at start and out of every command's, and their values redacted.
+    credential_env: list[str] = Field(default_factory=list)
+    # User settings only: a shell command that prints the API key (run once at start).
+    api_key_helper: str | None = None
+    # Not from files: the environment and flags only (the user's file may also set api_key).
     home: Path = DEFAULT_HOME
     api_key: str | None = Field(default=None, exclude=True, repr=False)
+    auth_token: str | None = Field(default=None, exclude=True, repr=False)
+    # Name -> value of the credentials in the environment (scrubbed ones and credential-named
+    # ones commands still get), kept in memory to redact them.
+    credentials: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
     base_url: str | None = None
     skip_permissions: bool = False
+
+    @property
+    def scrubbed_env(self) -> frozenset[str]:
+        """The environment variables no process the agent starts may get."""
+        return credential_names(self.credential_env)
+
+    @field_validator("credential_env")
+    @classmethod
+    def _names_are_variables(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"{name!r} is not an environment variable name")
+        return names
 
     @field_validator("model")
     @classmethod
@@ -86,10 +111,13 @@ FILE_KEYS = {
     "context_strategy",
     "permissions",
     "permission_mode",
+    "credential_env",
 }
+# Keys only the user's own settings file may set: a project's file is shared, and a helper runs code.
+USER_ONLY_KEYS = {"api_key", "api_key_helper"}
 
 
-def _read_settings_file(path: Path) -> dict[str, Any]:
+def _read_settings_file(path: Path, *, user: bool = False) -> dict[str, Any]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -102,9 +130,18 @@ def _read_settings_file(path: Path) -> dict[str, Any]:
         raise SettingsError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: settings must be a JSON object, got {type(data).__name__}")
-    unknown = sorted(set(data) - FILE_KEYS)
+    known = FILE_KEYS | USER_ONLY_KEYS if user else FILE_KEYS
+    misplaced = sorted(set(data) & USER_ONLY_KEYS - known)
+    if misplaced:
+        raise SettingsError(
+            f"{path}: {', '.join(misplaced)} may only be set in your own settings file (<home>/settings.json), "
+            "not in a project's"
+        )
+    unknown = sorted(set(data) - known)
     if unknown:
-        raise SettingsError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(FILE_KEYS))}")
+        raise SettingsError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    if "api_key" in data and not (isinstance(data["api_key"], str) and data["api_key"].strip()):
+        raise SettingsError(f"{path}: api_key: must be a non-empty string")
     try:
         Settings.model_validate(data)
     except ValidationError as exc:
@@ -119,7 +156,9 @@ def _describe(exc: ValidationError) -> str:
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in override.items():
-        if key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+        if key == "credential_env" and isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = [*merged[key], *value]  # names add up: either file may keep one from commands
+        elif key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
             # Rules add up across files; deny beats allow when they are checked.
             merged[key] = {
                 kind: list(merged[key].get(kind, [])) + list(value.get(kind, [])) for kind in ("allow", "deny")
@@ -129,21 +168,24 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def home_from_env(env: Mapping[str, str]) -> Path:
-    return Path(env.get("AGENT_REPL_HOME") or DEFAULT_HOME).expanduser()
-
-
 def load_settings(
     *, cwd: Path, env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
 ) -> Settings:
     env = os.environ if env is None else env
     home = home_from_env(env)
+    user_file, project_file = settings_files(cwd, env)
     data: dict[str, Any] = {}
-    data = _merge(data, _read_settings_file(home / "settings.json"))
-    data = _merge(data, _read_settings_file(cwd / ".agent_repl" / "settings.json"))
+    data = _merge(data, _read_settings_file(user_file, user=True))
+    data = _merge(data, _read_settings_file(project_file))
     data["home"] = home
+    names = credential_names(data.get("credential_env") or [])
+    data["credentials"] = {
+        name: value for name, value in sorted(env.items()) if value and (name in names or looks_like_credential(name))
+    }
     if env.get("ANTHROPIC_API_KEY"):
         data["api_key"] = env["ANTHROPIC_API_KEY"]
+    if env.get("ANTHROPIC_AUTH_TOKEN"):
+        data["auth_token"] = env["ANTHROPIC_AUTH_TOKEN"]
     if env.get("ANTHROPIC_BASE_URL"):
         data["base_url"] = env["ANTHROPIC_BASE_URL"]
     if env.get("ANTHROPIC_MODEL"):

@@ -11,12 +11,15 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import ImageBlock, TextBlock
+
+if TYPE_CHECKING:
+    from agent_repl.core.redaction import SecretRedactor
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 
@@ -51,8 +54,10 @@ class ToolContext:
     on_progress: Callable[[str], Awaitable[None] | None] | None = None
     # Bash keeps its working directory across calls here; tools that change it write it back.
     state: dict[str, Any] = field(default_factory=dict)
-    # Exact strings (the API key) a tool must not leave in the files it writes.
-    secrets: tuple[str, ...] = ()
+    # What a tool must not leave in the files it writes (credentials; `.file(path)` rewrites one).
+    redactor: SecretRedactor | None = None
+    # Environment variables a process the tool starts must not get.
+    scrubbed_env: frozenset[str] = frozenset()
     # The files the model has read or written in this session, as they were then.
     files: ReadLedger = field(default_factory=ReadLedger)
     # Awaited with a path just before a tool changes that file (the session checkpoints it).

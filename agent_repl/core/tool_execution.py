@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_repl.core.approval import Approver
+from agent_repl.core.credentials import credential_names
 from agent_repl.core.events import ToolProgress
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import ToolResultBlock, ToolUseBlock, UserMessage
@@ -57,13 +58,15 @@ class ToolRuntime:
     ask: ApprovalCallback | None
     # Shared across calls (Bash keeps its working directory here).
     state: dict[str, Any]
-    # Takes the API key out of every result before it is stored or persisted.
+    # Takes credentials out of every result before it is stored or persisted.
     redactor: SecretRedactor = field(default_factory=SecretRedactor)
     # The files the model has read or written (Edit and Write check it), kept for the session.
     files: ReadLedger = field(default_factory=ReadLedger)
     mode: ModeHolder = field(default_factory=ModeHolder)
     # Awaited with a path before a tool changes that file (the session's checkpoints).
     before_change: Callable[[Path], Awaitable[None]] | None = None
+    # Environment variables no command may get (the agent's credentials).
+    scrubbed_env: frozenset[str] = field(default_factory=credential_names)
 
 
 def apply_size_limit(tool: Tool, tool_use_id: str, output: ToolOutput, directory: Path) -> tuple[ToolOutput, str | None]:
@@ -105,7 +108,8 @@ async def _run_one(
         cancelled=cancelled,
         on_progress=on_progress,
         state=runtime.state,
-        secrets=runtime.redactor.secrets,
+        redactor=runtime.redactor,
+        scrubbed_env=runtime.scrubbed_env,
         files=runtime.files,
         before_change=runtime.before_change,
     )

@@ -3,8 +3,8 @@
 One record per line, flushed after every record, so a crash loses at most the line being
 written (the loader skips that torn line; a writer that reopens the file starts a new line after
 it). Records hold the message, the envelope the caller gave (cwd, git branch) and
-`agent_repl.__version__`; nothing is read from the environment, so no API key or other secret
-can reach the file through the writer.
+`agent_repl.__version__`; nothing is read from the environment, and every line passes through the
+session's `SecretRedactor` (a forked foreign history is copied through here too).
 
 Use `TranscriptWriter.append_message` / `append_record` from the query loop and everything else
 that runs on the event loop. Use `append_message_sync` / `append_record_sync` only where awaiting
@@ -30,6 +30,7 @@ from aiofiles.threadpool.text import AsyncTextIOWrapper
 
 import agent_repl
 from agent_repl.core.messages import Message, SystemMessage
+from agent_repl.core.redaction import SecretRedactor
 from agent_repl.transcript.convert import Envelope, message_to_record
 from agent_repl.transcript.paths import FILE_MODE, SessionPaths
 from agent_repl.transcript.records import SideRecord
@@ -64,9 +65,11 @@ class TranscriptWriter:
         version: str = agent_repl.__version__,
         is_sidechain: bool = False,
         last_uuid: str | None = None,
+        redactor: SecretRedactor | None = None,
     ) -> None:
         """`last_uuid`: when resuming, the leaf of the loaded chain, so new messages link to it."""
         self.paths = paths
+        self.redactor = redactor or SecretRedactor()
         self.envelope = Envelope(
             session_id=paths.session_id,
             cwd=str(paths.cwd),
@@ -103,14 +106,14 @@ class TranscriptWriter:
     async def append_message(self, msg: Message) -> dict[str, Any]:
         async with self._lock:
             data = self.message_record(msg)
-            await self._write(encode_record(data))
+            await self._write(self._encode(data))
             self.last_uuid = msg.uuid
             return data
 
     async def append_record(self, record: SideRecord) -> dict[str, Any]:
         async with self._lock:
             data = self.side_record(record)
-            await self._write(encode_record(data))
+            await self._write(self._encode(data))
             return data
 
     async def append_history(self, messages: Iterable[Message]) -> None:
@@ -127,14 +130,17 @@ class TranscriptWriter:
 
     def append_message_sync(self, msg: Message) -> dict[str, Any]:
         data = self.message_record(msg)
-        self._write_sync(encode_record(data))
+        self._write_sync(self._encode(data))
         self.last_uuid = msg.uuid
         return data
 
     def append_record_sync(self, record: SideRecord) -> dict[str, Any]:
         data = self.side_record(record)
-        self._write_sync(encode_record(data))
+        self._write_sync(self._encode(data))
         return data
+
+    def _encode(self, data: Mapping[str, Any]) -> str:
+        return self.redactor.text(encode_record(data))
 
     async def close(self) -> None:
         async with self._lock:

@@ -178,7 +178,9 @@ class AgentApp(App[int]):
             return
         self.registry = default_registry()
         self.holder = SessionHolder(session, self._reopen)
-        self.prompt.prompt_history = PromptHistory(history_path(session.settings.home, session.cwd)).load()
+        self.prompt.prompt_history = PromptHistory(
+            history_path(session.settings.home, session.cwd), redactor=session.redactor
+        ).load()
         await self.show_session(session)
         for notice in self.launcher.notices:
             await self.conversation.add_notice(notice, "info")

@@ -39,6 +39,7 @@ from agent_repl.core.events import (
 )
 from agent_repl.core.permission_mode import MODE_LABELS, PlanProposal
 from agent_repl.core.permissions import Answer, Decision, PermissionRequest
+from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
 from agent_repl.core.visible import show_controls
@@ -263,7 +264,7 @@ async def run_inline(
     console = Console(highlight=False)
     cwd = cwd.resolve()
     registry = default_registry()
-    store = PromptHistory(history_path(settings.home, cwd))
+    store = PromptHistory(history_path(settings.home, cwd), redactor=SecretRedactor.for_settings(settings))
     holder: SessionHolder | None = None
     bindings = KeyBindings()
 

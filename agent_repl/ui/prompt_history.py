@@ -9,6 +9,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agent_repl.core.redaction import SecretRedactor
 
 
 def history_path(home: Path, cwd: Path) -> Path:
@@ -31,9 +35,11 @@ def _append_private(path: Path, line: str) -> None:
 
 
 class PromptHistory:
-    def __init__(self, path: Path | None = None, *, limit: int = 1_000) -> None:
+    def __init__(self, path: Path | None = None, *, limit: int = 1_000, redactor: SecretRedactor | None = None) -> None:
+        """`redactor` takes credentials out of what is written (typed text is recalled as typed)."""
         self.path = path
         self.limit = limit
+        self.redactor = redactor
         self.entries: list[str] = []
         # Browsing position: len(entries) means "the draft being typed".
         self._cursor = 0
@@ -67,11 +73,19 @@ class PromptHistory:
             del self.entries[: -self.limit]
             if self.path is not None:
                 try:
-                    _append_private(self.path, json.dumps(text, ensure_ascii=False) + "\n")
+                    _append_private(self.path, json.dumps(self._redacted(text), ensure_ascii=False) + "\n")
                 except OSError:
                     pass  # history is a convenience; a read-only home must not stop the prompt
         self._cursor = len(self.entries)
         self._draft = ""
+
+    def _redacted(self, text: str) -> str:
+        if self.redactor is None:
+            # Imported on first use: the app imports this module before its first paint.
+            from agent_repl.core.redaction import SecretRedactor
+
+            self.redactor = SecretRedactor()
+        return self.redactor.text(text)
 
     def previous(self, current: str) -> str | None:
         """The prompt before the one shown (the draft is kept), or None at the oldest."""

@@ -1,8 +1,8 @@
 """Secrets and files: the API key is never stored, and the session's files are private.
 
 A session runs with a recognizable fake key in the environment. Its tools print the environment
-(inline and large enough to be persisted), read and grep a `.env` file holding the key, and the
-session's notes are extracted. Then every file under AGENT_REPL_HOME is searched for the key,
+(inline and large enough to be persisted: the key is not in it), read and grep a `.env` file
+holding the key, and the session's notes are extracted. Then every file under AGENT_REPL_HOME is searched for the key,
 and the mode of every directory (0700) and file (0600) of the session is checked.
 """
 
@@ -76,9 +76,11 @@ async def test_the_api_key_never_reaches_a_file_and_session_files_are_private(pr
         os.umask(old_umask)
         server.stop()
 
-    # The tools really saw the key, so there was something to redact.
+    # Commands never got the key; Read and Grep really saw it in .env, so there was something to redact.
     assert len(results) == 6
-    assert all(REDACTED in e.message.tool_results()[0].text() for e in results), [e.summary for e in results]
+    texts = [e.message.tool_results()[0].text() for e in results]
+    assert all("ANTHROPIC_API_KEY=" not in text for text in texts[:3]), texts[0]
+    assert all(REDACTED in text for text in texts[3:]), [e.summary for e in results]
     assert any(isinstance(e.message.tool_use_result, dict) and "persistedOutputPath" in e.message.tool_use_result
                for e in results)
 
@@ -122,7 +124,7 @@ def test_the_prompt_history_is_private_too(tmp_path):
     path = history_path(home, tmp_path / "project")
     old_umask = os.umask(0o022)
     try:
-        PromptHistory(path).append(f"export ANTHROPIC_API_KEY={FAKE_KEY}")  # typed text is stored as typed
+        PromptHistory(path).append("a prompt")
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700 and stat.S_IMODE(home.stat().st_mode) == 0o700
         os.chmod(path, 0o644)  # written by an older version
