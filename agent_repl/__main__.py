@@ -1,3 +1,3 @@
-from agent_repl.cli import main
+from agent_repl.entry import main
 
 raise SystemExit(main())

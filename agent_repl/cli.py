@@ -167,12 +167,14 @@ def _run_key_helper(settings: Settings) -> str:
     return key
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The program's entry: first the credentials leave the environment (this may re-exec)."""
-    from agent_repl.core.credentials import take_credentials
-
+def main(argv: list[str] | None = None, credentials: dict[str, str] | None = None) -> int:
+    """`credentials`: what `take_credentials` moved out of the environment (`agent_repl.entry` does
+    it first); without them, this does it now (which may re-execute the program)."""
     cwd = Path.cwd()
-    credentials = take_credentials(cwd)
+    if credentials is None:
+        from agent_repl.core.credentials import take_credentials
+
+        credentials = take_credentials(cwd)
     args = build_parser().parse_args(argv)
     if args.print_prompt is None and not args.inline:
         return _run_app(args, cwd, credentials)
