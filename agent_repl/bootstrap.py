@@ -40,7 +40,7 @@ from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
 from agent_repl.transcript.loader import LoadedSession, load_session
 from agent_repl.transcript.paths import SessionPaths, project_dir
-from agent_repl.transcript.sessions import list_sessions
+from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
 from agent_repl.transcript.writer import TranscriptWriter
 from tools import builtin_tools
 from tools.todo_write import TODOS_STATE_KEY
@@ -87,10 +87,13 @@ def find_resume_source(settings: Settings, cwd: Path, target: str | None, *, lat
         candidate = Path(target).expanduser()
         if candidate.suffix == ".jsonl" or candidate.exists():
             path = candidate
+            if not path.is_file():
+                raise ResumeError(f"no session {target!r}: {path} does not exist")
         else:
-            path = projects / f"{target}.jsonl"
-        if not path.is_file():
-            raise ResumeError(f"no session {target!r}: {path} does not exist")
+            try:
+                path = session_by_id(projects, target)
+            except SessionLookupError as exc:
+                raise ResumeError(str(exc)) from exc
     try:
         loaded = load_session(path)
     except OSError as exc:

@@ -211,6 +211,8 @@ def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -
 
     app = AgentApp(Launcher(cwd, prepare), first_prompt=args.prompt)
     app.run()
+    if app.exit_note:
+        print(app.exit_note)
     return app.return_code or 0
 
 

@@ -81,6 +81,27 @@ def resolve_session(home: Path, cwd: str | Path, id_or_path: str) -> Path | None
     return matches[0] if matches else None
 
 
+class SessionLookupError(LookupError):
+    """No session, or more than one, answers to an id prefix."""
+
+
+def session_by_id(project: Path, ref: str) -> Path:
+    """The transcript of a session of this project named by its whole id or any unique prefix of it
+    (the 8 characters the screen shows, say)."""
+    if not is_valid_session_id(ref):
+        raise SessionLookupError(f"{ref!r} is not a session id")
+    exact = project / f"{ref}.jsonl"
+    if exact.is_file():
+        return exact
+    matches = sorted(p for p in project.glob(f"{ref}*.jsonl") if p.is_file()) if project.is_dir() else []
+    if not matches:
+        raise SessionLookupError(f"no session {ref!r} in this project")
+    if len(matches) > 1:
+        names = ", ".join(p.stem for p in matches[:5]) + (" …" if len(matches) > 5 else "")
+        raise SessionLookupError(f"{ref!r} matches {len(matches)} sessions ({names}); give more of the id")
+    return matches[0]
+
+
 def scan_session(path: Path) -> SessionInfo:
     first_prompt: str | None = None
     last_activity: datetime | None = None

@@ -13,12 +13,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import work
+from rich.text import Text
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
 
+from agent_repl.core.visible import show_controls
 from agent_repl.ui.launcher import Launcher, LaunchError, warm_sdk_in_background
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.screens.permission import PermissionAsker
@@ -113,7 +115,10 @@ class AgentApp(App[int]):
         self._last_ctrl_c: float | None = None
         self._sdk_ready: asyncio.Future | None = None
         self.permission_asker = PermissionAsker(self, launcher.cwd, self._notify)
-        self._closed = False
+        # Not `_closed`: Textual's message pump uses that name, and setting it drops every later message.
+        self._shut_down = False
+        # What to print after the app leaves the screen (the line that resumes the session).
+        self.exit_note: str | None = None
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -156,7 +161,7 @@ class AgentApp(App[int]):
         await self.conversation.add_notice(text, level)
 
     def set_hint(self, text: str) -> None:
-        self.query_one("#hint", Static).update(text)
+        self.query_one("#hint", Static).update(Text(text))
 
     def on_mount(self) -> None:
         self.prompt.focus()
@@ -254,7 +259,8 @@ class AgentApp(App[int]):
             self.status.set_mode(MODE_LABELS[self.session.permission_mode])
 
     def on_prompt_input_completions_shown(self, event: PromptInput.CompletionsShown) -> None:
-        self.set_hint("  ".join(event.candidates[:20]) + (" …" if len(event.candidates) > 20 else ""))
+        shown = "  ".join(show_controls(c, newlines=False) for c in event.candidates[:20])
+        self.set_hint(shown + (" …" if len(event.candidates) > 20 else ""))
 
     def _next_pending(self) -> None:
         """Start the next queued prompt or command when the session is free."""
@@ -407,15 +413,42 @@ class AgentApp(App[int]):
 
     # -- keys --------------------------------------------------------------------------------------
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self._keys_to_the_input(event)
+        await super().on_event(event)
+
+    def _keys_to_the_input(self, key: events.Key) -> None:
+        """Typing while the conversation has the focus goes to the input, as if it had never left.
+
+        The focus moves before the key is delivered, so the keys behind it (Enter too) follow.
+        """
+        typing = key.is_printable or key.key in ("enter", "backspace")
+        if not typing or self.screen is not self.screen_stack[0] or self.holder is None:
+            return
+        if isinstance(self.focused, PromptInput):
+            return
+        bound = self.active_bindings.get(key.key)
+        if bound is not None and bound.enabled:
+            return  # a key the focused block uses (o opens a saved output)
+        self.screen.set_focus(self.prompt)
+
     def action_interrupt(self) -> None:
+        """Esc: stop the running turn, and bring the focus back to the input."""
         if self.turn_running and self.session is not None:
             self.session.interrupt()
             self.working.label = "Interrupting"
             self.working.refresh_line()
         else:
             self.set_hint("")
+        self.prompt.focus()
 
     async def action_ctrl_c(self) -> None:
+        """As in Claude Code: interrupt a running turn, else clear the input, else twice to exit."""
+        if self.turn_running:
+            self._last_ctrl_c = None
+            self.action_interrupt()
+            return
         now = self.clock()
         if self._last_ctrl_c is not None and now - self._last_ctrl_c <= EXIT_PRESS_WINDOW:
             await self.action_quit()
@@ -437,9 +470,9 @@ class AgentApp(App[int]):
 
     async def shutdown(self) -> None:
         """Stop a running turn (the history stays valid), close the session and the launcher."""
-        if self._closed:
+        if self._shut_down:
             return
-        self._closed = True
+        self._shut_down = True
         self.permission_asker.cancel()
         session = self.session
         if session is not None and self.turn_running:
@@ -452,8 +485,10 @@ class AgentApp(App[int]):
                         worker.cancel()
         if session is not None:
             from agent_repl.bootstrap import close_session
+            from agent_repl.ui.session_info import resume_hint
 
             await close_session(session)
+            self.exit_note = resume_hint(session)
         self.launcher.close()
 
     async def on_unmount(self) -> None:

@@ -8,7 +8,6 @@ Meta entries (environment context, reminders) are not shown. Entries are told ap
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.ids import short_id
 from agent_repl.core.persisted_output import is_persisted_preview
+from agent_repl.ui.tool_render import ToolCall
 
 if TYPE_CHECKING:
     from agent_repl.core.messages import (
@@ -64,63 +64,30 @@ class AssistantItem(Item):
 
 @dataclass
 class ToolItem(Item):
+    """A tool call and, once it is there, its result (drawn by `agent_repl.ui.tool_render`)."""
+
     tool_use_id: str = ""
-    name: str = ""
-    input: dict[str, Any] = field(default_factory=dict)
-    result: str | None = None
-    is_error: bool = False
-    summary: str = ""
+    call: ToolCall = field(default_factory=lambda: ToolCall(""))
     persisted_path: str | None = None
     persisted_size: str | None = None
-    # The result's structured copy (`toolUseResult`): an edit's hunks, a todo list.
-    structured: Any = None
 
     def lines(self) -> int:
         return 2
 
-    def input_text(self, limit: int = 2_000) -> str:
-        if self.name == "Bash" and isinstance(self.input.get("command"), str):
-            return self.input["command"][:limit]
-        return json.dumps(self.input, ensure_ascii=False, indent=1)[:limit]
-
-    def headline(self, width: int = 90) -> str:
-        """`Name(main argument)` on one line."""
-        main = ""
-        if self.name == "TodoWrite" and isinstance(self.input.get("todos"), list):
-            count = len(self.input["todos"])
-            return f"TodoWrite({count} item{'s' if count != 1 else ''})"
-        for key in ("command", "file_path", "pattern", "path"):
-            if isinstance(self.input.get(key), str):
-                main = self.input[key]
-                break
-        if not main and self.input:
-            main = json.dumps(self.input, ensure_ascii=False)
-        main = " ".join(main.split())
-        if len(main) > width:
-            main = main[: width - 1] + "…"
-        return f"{self.name}({main})"
-
     def set_result(self, message: UserMessage, block: ToolResultBlock) -> None:
         self.uuids.append(message.uuid)
-        self.result = block.text()
-        self.is_error = block.is_error
+        self.call.result = block.text()
+        self.call.is_error = block.is_error
         structured = message.tool_use_result
-        self.structured = structured
-        if isinstance(structured, str):
-            self.summary = structured
+        self.call.structured = structured
         if isinstance(structured, dict) and structured.get("persistedOutputPath"):
             self.persisted_path = str(structured["persistedOutputPath"])
             size = structured.get("persistedOutputSize")
             self.persisted_size = _format_size(size) if isinstance(size, int) else None
-        if is_persisted_preview(self.result):
-            match = _SAVED_TO.search(self.result)
+        if is_persisted_preview(self.call.result):
+            match = _SAVED_TO.search(self.call.result)
             if match and self.persisted_path is None:
                 self.persisted_size, self.persisted_path = match.group(1), match.group(2).strip()
-            if not self.summary:
-                self.summary = "output too large for the context"
-        if not self.summary:
-            first = (self.result.strip().splitlines() or [""])[0]
-            self.summary = first[:120]
 
 
 @dataclass
@@ -211,6 +178,10 @@ class HistoryView:
     def tool(self, tool_use_id: str) -> ToolItem | None:
         return self._tools.get(tool_use_id)
 
+    def item_holding(self, uuid: str) -> Item | None:
+        """The newest item that shows the entry `uuid` (joined entries included)."""
+        return next((item for item in reversed(self.items) if uuid in item.uuids), None)
+
     def _item_for(self, message: Message) -> Item | None:
         if message.type == "system":
             self._open_compact = None
@@ -232,9 +203,7 @@ class HistoryView:
     def _assistant(self, message: AssistantMessage) -> Item | None:
         for block in message.content:
             if block.type == "tool_use":
-                item = ToolItem(
-                    [message.uuid], tool_use_id=block.id, name=block.name, input=dict(block.input)
-                )
+                item = ToolItem([message.uuid], tool_use_id=block.id, call=ToolCall(block.name, dict(block.input)))
                 self._tools[block.id] = item
                 return item
             if block.type == "text" and block.text.strip():

@@ -8,18 +8,23 @@ at the prompt exits.
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application.current import get_app_session
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import History
-from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.input.typeahead import store_typeahead
+from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.keys import Keys
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
+from rich.text import Text
 
 from agent_repl.bootstrap import ResumeSource, close_session, open_session
 from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
@@ -43,23 +48,23 @@ from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
 from agent_repl.core.visible import show_controls
+from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete
+from agent_repl.ui.pastes import PastedTexts
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.render import render_result
-from agent_repl.ui.tool_views import EDIT_TOOLS, diff_summary, render_hunks, tool_body
-
-
-def _tool_line(event: ToolUseStarted) -> str:
-    shown = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)[:80]}" for k, v in event.input.items())
-    return f"[bold cyan]●[/] [bold]{escape(event.name)}[/]({escape(shown)})"
+from agent_repl.ui.session_info import resume_hint
+from agent_repl.ui.tool_views import diff_summary, render_hunks
 
 
 class InlineRenderer:
+    """Prints a turn's events into the scrollback; tool calls look as they do in the app (`tool_render`)."""
+
     def __init__(self, console: Console) -> None:
         self.console = console
         self.streaming = False
-        # The inputs of tool calls, by id, and the files whose diff the user just saw in a prompt.
-        self.inputs: dict[str, dict] = {}
+        self.calls: dict[str, tool_render.ToolCall] = {}
+        # The files whose diff the user just saw in a permission prompt (not printed twice).
         self.shown_diffs: set[str] = set()
 
     def _end_stream(self) -> None:
@@ -69,50 +74,49 @@ class InlineRenderer:
 
     def render(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
-            self.console.file.write(event.text)
+            self.console.file.write(show_controls(event.text))
             self.console.file.flush()
             self.streaming = True
         elif isinstance(event, ThinkingDelta | ToolProgress):
             return
         elif isinstance(event, ToolUseStarted):
             self._end_stream()
-            self.inputs[event.tool_use_id] = event.input
-            self.console.print(_tool_line(event))
+            call = tool_render.ToolCall(event.name, dict(event.input))
+            self.calls[event.tool_use_id] = call
+            line = Text("● ", style="bold cyan")
+            line.append(tool_render.headline(call), style="bold")
+            self.console.print(line)
         elif isinstance(event, ToolResultEvent):
-            style = "red" if event.is_error else "dim"
-            summary = event.summary or ("error" if event.is_error else "done")
-            if event.persisted_path:
-                summary += f" (full output: {event.persisted_path})"
-            self.console.print(f"  [{style}]⎿ {escape(summary)}[/]")
-            self._body(event)
+            self._tool_result(event)
         elif event.kind == "permission_mode_changed":
-            self.console.print(f"[dim]permission mode: {escape(event.mode)}[/]")
+            self.console.print(Text(f"permission mode: {event.mode}", style="dim"))
         elif isinstance(event, RequestRetry):
             self._end_stream()
-            self.console.print(f"[yellow]retrying ({event.attempt}) after: {escape(event.error)}[/]")
+            self.console.print(Text(f"retrying ({event.attempt}) after: {show_controls(event.error)}", style="yellow"))
         elif isinstance(event, ErrorEvent):
             self._end_stream()
-            self.console.print(f"[red]{escape(event.message)}[/]")
+            self.console.print(Text(show_controls(event.message), style="red"))
         elif isinstance(event, TurnEnded):
             self._end_stream()
             if event.reason == "interrupted":
-                self.console.print("[yellow]interrupted[/]")
+                self.console.print(Text("interrupted", style="yellow"))
 
-
-    def _body(self, event: ToolResultEvent) -> None:
-        """A checklist after TodoWrite; the diff after an edit the user did not already see."""
-        if event.is_error:
-            return
-        tool_input = self.inputs.pop(event.tool_use_id, None)
-        if tool_input is None:
-            return
-        if event.name in EDIT_TOOLS and str(tool_input.get("file_path")) in self.shown_diffs:
-            self.shown_diffs.discard(str(tool_input.get("file_path")))
-            return
-        if event.name == "TodoWrite" or event.name in EDIT_TOOLS:
-            body = tool_body(event.name, tool_input, event.message.tool_use_result)
-            if body is not None:
-                self.console.print(body)
+    def _tool_result(self, event: ToolResultEvent) -> None:
+        call = self.calls.pop(event.tool_use_id, None) or tool_render.ToolCall(event.name)
+        [block] = [b for b in event.message.tool_results() if b.tool_use_id == event.tool_use_id] or [None]
+        call.result = block.text() if block is not None else ""
+        call.is_error = event.is_error
+        call.structured = event.message.tool_use_result
+        line = Text("  ⎿ ", style="dim")
+        line.append(tool_render.outcome(call), style="red" if call.is_error else "dim")
+        if event.persisted_path:
+            line.append(f" (full output: {tool_render.one_line(event.persisted_path, 200)})", style="dim")
+        self.console.print(line)
+        path = str(call.input.get("file_path"))
+        if call.name in ("Edit", "MultiEdit", "Write") and path in self.shown_diffs:
+            self.shown_diffs.discard(path)  # the user saw this diff when asked
+        elif tool_render.opens_expanded(call) or call.name == "Task":
+            self.console.print(Padding(tool_render.body(call), (0, 0, 0, 4)))
 
 
 class ProjectHistory(History):
@@ -200,10 +204,12 @@ async def _ask_permission(
         return await _ask_change(prompt, console, request)
     if isinstance(request.preview, PlanProposal):
         return await _ask_plan(prompt, console, request)
-    console.print(f"[bold yellow]Allow {escape(request.tool_name)}[/]: {escape(show_controls(request.key))}")
+    question = Text(f"Allow {request.tool_name}: ", style="bold yellow")
+    question.append(show_controls(request.key) or "(no command)", style="")
+    console.print(question)
     if request.description:
-        console.print(f"  [dim]{escape(show_controls(request.description))}[/]")
-    rule = request.always_rule()
+        console.print(Text("  " + show_controls(request.description), style="dim"))
+    rule = show_controls(request.always_rule(), newlines=False)
     try:
         answer = await prompt.prompt_async(f"[y] once / [a] always ({rule}) / [n] deny > ")
     except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: deny, keep the REPL
@@ -222,20 +228,66 @@ async def _ask_permission(
     return Decision.DENY
 
 
-async def _run_one_turn(session: Session, text: str, renderer: InlineRenderer) -> None:
+@contextmanager
+def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
+    """While a turn runs: Esc or Ctrl+C interrupt it, without echoing `^[` or `^C`.
+
+    The terminal is put in raw mode and read as prompt_toolkit reads it; any other key is kept as
+    type-ahead for the next prompt. A question asked meanwhile (the permission prompt) attaches
+    its own reader on top and gets the keys until it is answered.
+    """
     loop = asyncio.get_running_loop()
+    keys = get_app_session().input
+    flush_later: list[asyncio.TimerHandle] = []
+
+    def handle(presses: list[KeyPress]) -> None:
+        if any(p.key in (Keys.Escape, Keys.ControlC) for p in presses):
+            on_interrupt()
+        kept = [p for p in presses if p.key not in (Keys.Escape, Keys.ControlC)]
+        if kept:
+            store_typeahead(keys, kept)
+
+    def flush() -> None:
+        handle(keys.flush_keys())  # a lone Esc waits in the parser for a sequence that never comes
+
+    def readable() -> None:
+        handle(keys.read_keys())
+        for handle_ in flush_later:
+            handle_.cancel()
+        flush_later[:] = [loop.call_later(0.05, flush)]
+
     try:
-        loop.add_signal_handler(signal.SIGINT, session.interrupt)
+        loop.add_signal_handler(signal.SIGINT, on_interrupt)  # when stdin is not a terminal
     except (NotImplementedError, RuntimeError):
         pass
     try:
-        async for event in session.run_turn(text):
-            renderer.render(event)
+        with keys.raw_mode(), keys.attach(readable):
+            yield
     finally:
+        for handle_ in flush_later:
+            handle_.cancel()
         try:
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+
+
+async def _run_one_turn(session: Session, text: str, renderer: InlineRenderer) -> None:
+    with interrupt_keys(session.interrupt):
+        async for event in session.run_turn(text):
+            renderer.render(event)
+
+
+def paste_bindings(pastes: PastedTexts) -> KeyBindings:
+    """A long paste goes into the line as its placeholder (expanded again when the line is sent)."""
+    bindings = KeyBindings()
+
+    @bindings.add(Keys.BracketedPaste)
+    def _paste(event: KeyPressEvent) -> None:
+        text = event.data.replace("\r\n", "\n").replace("\r", "\n")
+        event.current_buffer.insert_text(pastes.placeholder_for(text) or text)
+
+    return bindings
 
 
 async def _choose(prompt: PromptSession, question: str) -> str:
@@ -278,11 +330,12 @@ async def run_inline(
         label = MODE_LABELS[holder.session.permission_mode] if holder is not None else ""
         return f"{label} (shift+tab to cycle)" if label else ""
 
+    pastes = PastedTexts()
     prompt: PromptSession[str] = PromptSession(
         history=ProjectHistory(store),
         completer=InlineCompleter(cwd, registry.complete("")),
         complete_while_typing=False,
-        key_bindings=bindings,
+        key_bindings=merge_key_bindings([bindings, paste_bindings(pastes)]),
         rprompt=mode_label,
     )
     renderer = InlineRenderer(console)
@@ -301,6 +354,7 @@ async def run_inline(
     session = holder.session
     console.print(
         f"[bold]agent-repl[/] · {escape(session.model)} · session {session.session_id[:8]} · /help for help"
+        " · Esc or Ctrl+C interrupts a turn, Ctrl+D exits"
     )
     if session.messages:
         console.print(f"[dim]resumed {len(session.messages)} history entries[/]")
@@ -314,7 +368,8 @@ async def run_inline(
                     continue
                 except EOFError:
                     break
-            text, pending = pending.strip(), None
+            text, pending = pastes.expand(pending).strip(), None
+            pastes.clear()
             if not text:
                 continue
             if is_command(text):
@@ -327,4 +382,7 @@ async def run_inline(
             await _run_one_turn(holder.session, text, renderer)
     finally:
         await close_session(holder.session)
+        hint = resume_hint(holder.session)
+        if hint:
+            console.print(hint, markup=False)
     return 0

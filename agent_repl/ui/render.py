@@ -25,6 +25,8 @@ from agent_repl.commands.results import (
 )
 from agent_repl.context.snip import SnippableMessage
 from agent_repl.core.persisted_output import format_size
+from agent_repl.core.visible import show_controls
+from agent_repl.ui.tool_render import one_line
 
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
 CATEGORY_STYLE = {
@@ -43,7 +45,7 @@ GRID_ROWS = 10
 
 def render_result(result: CommandResult, *, now: datetime | None = None) -> RenderableType:
     if isinstance(result, TextOutput):
-        return Text(result.text, style=LEVEL_STYLE[result.level])
+        return Text(show_controls(result.text), style=LEVEL_STYLE[result.level])
     if isinstance(result, HelpReport):
         return render_help(result)
     if isinstance(result, CostReport):
@@ -65,7 +67,7 @@ def render_result(result: CommandResult, *, now: datetime | None = None) -> Rend
                 style="dim",
             )
         for warning in result.warnings:
-            text.append(f"\nwarning: {warning}", style="yellow")
+            text.append(f"\nwarning: {show_controls(warning)}", style="yellow")
         return text
     if isinstance(result, ContextView):
         return render_context(result.report)
@@ -223,7 +225,7 @@ def render_context(report: Any) -> RenderableType:
         largest.add_column("tokens", justify="right")
         largest.add_column("first line", overflow="ellipsis", no_wrap=True, max_width=70)
         for item in report.largest:
-            largest.add_row(item.id or "·", item.role, f"{item.tokens:,}", item.first_line)
+            largest.add_row(item.id or "·", item.role, f"{item.tokens:,}", one_line(item.first_line, 200))
         parts += [Text(""), largest]
     return Group(*parts)
 
@@ -242,7 +244,7 @@ def session_row(info: Any, now: datetime) -> tuple[str, str, str, str, str]:
     prompt = info.title or info.first_prompt or "(no prompt)"
     return (
         info.session_id[:8],
-        prompt[:60],
+        one_line(prompt, 60),
         _ago(info.last_activity, now),
         str(info.message_count),
         format_size(info.size_bytes),
@@ -265,7 +267,7 @@ def render_sessions(result: ResumeChoices, *, now: datetime | None = None) -> Re
 
 def snippable_row(item: SnippableMessage) -> tuple[str, str, str, str]:
     """(id, role, tokens, first line); entries without an `[id:]` tag show a dot."""
-    return item.id or "·", item.role, f"{item.tokens:,}", item.first_line
+    return item.id or "·", item.role, f"{item.tokens:,}", one_line(item.first_line, 200)
 
 
 def render_snippable(items: list[SnippableMessage]) -> RenderableType:

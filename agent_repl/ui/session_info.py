@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from agent_repl.core.messages import AssistantMessage, Message, Usage
 
 
@@ -11,3 +13,11 @@ def last_request_usage(messages: list[Message]) -> Usage | None:
         if isinstance(message, AssistantMessage) and message.usage is not None and not message.is_synthetic:
             return message.usage
     return None
+
+
+def resume_hint(session) -> str | None:
+    """The line printed on exit that brings this session back, when it has a transcript on disk."""
+    path = getattr(session.sink, "path", None)
+    if path is None or not Path(path).is_file() or not any(m.type != "system" for m in session.messages):
+        return None
+    return f"Resume this session with: agent-repl --resume {session.session_id}"

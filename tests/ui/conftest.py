@@ -125,3 +125,15 @@ def fixed_session(
 def emulator_launcher(server: EmulatorServer, cwd: Path, home: Path, **settings: Any) -> Launcher:
     return Launcher.for_settings(settings_for(server, home, **settings), cwd)
 
+
+
+@pytest.fixture(scope="session")
+def tmux_bed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One emulator and one home for every terminal test of the run (see `tests/ui/tmux.py`)."""
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    from .tmux import tmux_bed as make_bed
+
+    yield from make_bed(tmp_path_factory.mktemp("tmux"))

@@ -62,7 +62,7 @@ async def test_a_resumed_history_is_drawn_whole_with_status_from_the_last_usage(
             "AssistantMessageView",
         ]
         tool = app.conversation.query_one(ToolBlock)
-        assert tool.item.result == "line 1\nline 2" and tool.collapsed
+        assert tool.item.call.result == "line 1\nline 2" and tool.collapsed
         assert app.status.cache_read_share == 0.9
         assert app.status.context_tokens == 1020
 

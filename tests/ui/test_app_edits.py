@@ -7,6 +7,7 @@ import json
 from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.edit_permission import EditPermissionScreen, PlanApprovalScreen
+from agent_repl.ui.tool_render import headline
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 from .conftest import emulator_launcher
@@ -61,9 +62,9 @@ async def test_the_diff_dialog_and_dont_ask_again_switch_to_accept_edits(emulato
         assert app.session.permission_mode is PermissionMode.ACCEPT_EDITS
         assert "⏵⏵ accept edits on" in str(app.status.render())
         assert (project / "src" / "app.py").read_text() == "print('hello')\nprint('bye')\n"
-        blocks = [b for b in app.conversation.query(ToolBlock) if b.item.name == "Edit"]
+        blocks = [b for b in app.conversation.query(ToolBlock) if b.item.call.name == "Edit"]
         assert len(blocks) == 2 and not blocks[0].collapsed
-        body = str(blocks[1].query_one(".tool-input").render())
+        body = str(blocks[1].query_one(".tool-body").render())
         assert "+ print('bye')" in body
 
 
@@ -141,6 +142,6 @@ async def test_the_todo_list_shows_above_the_input(emulator, project, home):
         assert app.todos.display
         panel = str(app.todos.render())
         assert panel.splitlines() == ["Todos 1/3", "☒ Read the code", "◐ Fixing the bug", "☐ Run the tests"]
-        block = next(b for b in app.conversation.query(ToolBlock) if b.item.name == "TodoWrite")
-        assert "◐ Fixing the bug" in str(block.query_one(".tool-input").render())
-        assert block.item.headline() == "TodoWrite(3 items)"
+        block = next(b for b in app.conversation.query(ToolBlock) if b.item.call.name == "TodoWrite")
+        assert "◐ Fixing the bug" in str(block.query_one(".tool-body").render())
+        assert headline(block.item.call) == "TodoWrite(3 items)"

@@ -61,8 +61,8 @@ async def test_a_turn_streams_asks_permission_runs_the_tool_and_shows_the_result
         prompt, tool, answer = widgets
         assert isinstance(prompt, UserMessageView) and prompt.item.text == "run the echo"
         assert isinstance(tool, ToolBlock)
-        assert tool.item.name == "Bash" and tool.item.result is not None
-        assert "hello-from-bash" in tool.item.result and not tool.item.is_error
+        assert tool.item.call.name == "Bash" and tool.item.call.result is not None
+        assert "hello-from-bash" in tool.item.call.result and not tool.item.call.is_error
         assert isinstance(answer, AssistantMessageView)
         assert answer.source == "The command printed **hello-from-bash**."
         # The status line took the usage of the last request.
@@ -112,7 +112,7 @@ async def test_a_broken_settings_file_is_reported_on_screen_and_the_rule_holds_f
         assert errors and "not valid JSON" in str(errors[0].render())
         assert settings_file.read_text() == "{not json"
         tool = app.conversation.query_one(ToolBlock)
-        assert "hello-from-bash" in (tool.item.result or "")
+        assert "hello-from-bash" in (tool.item.call.result or "")
 
 
 async def test_deny_tells_the_model_and_escape_in_the_modal_denies(emulator, project, home):
@@ -126,7 +126,7 @@ async def test_deny_tells_the_model_and_escape_in_the_modal_denies(emulator, pro
         await pilot.press("escape")
         await wait_for(pilot, lambda: "TurnFinished" in names(seen))
         tool = app.conversation.query_one(ToolBlock)
-        assert tool.item.is_error and "denied" in (tool.item.result or "")
+        assert tool.item.call.is_error and "denied" in (tool.item.call.result or "")
     assert not (project / ".agent_repl").exists()
     assert Decision.DENY.value == "deny"
 

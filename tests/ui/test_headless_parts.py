@@ -7,6 +7,7 @@ from agent_repl.ui.completion import complete
 from agent_repl.ui.history_view import AssistantItem, CompactItem, HistoryView, NoticeItem, ToolItem, UserItem
 from agent_repl.ui.prompt_history import PromptHistory
 from agent_repl.ui.render import context_cells
+from agent_repl.ui.tool_render import headline
 
 from .helpers import assistant, compact_boundary, tool_result, tool_use, user
 
@@ -39,7 +40,7 @@ def test_history_items_pair_tool_calls_hide_meta_and_fold_the_compact_summary():
     assert (
         tool.uuids == ["a1", "r1"] and tool.persisted_path == "/x/t.txt" and tool.persisted_size == "1.2 MB"
     )
-    assert tool.headline() == "Bash(seq 1 9)"
+    assert headline(tool.call) == "Bash(seq 1 9)"
     assert items[3].summary == "the summary" and items[3].uuids == ["b", "s"]
     assert items[4].text == "interrupted" and items[5].level == "error"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
@@ -18,6 +18,7 @@ from textual.widgets.option_list import Option
 from agent_repl.core.diffs import FileChange
 from agent_repl.core.permission_mode import PlanProposal
 from agent_repl.core.permissions import Answer, Decision, PermissionRequest, as_answer
+from agent_repl.core.visible import show_controls
 
 
 class PermissionScreen(ModalScreen[Decision]):
@@ -35,12 +36,14 @@ class PermissionScreen(ModalScreen[Decision]):
     def compose(self) -> ComposeResult:
         request = self.request
         rule = request.always_rule()
-        prefix = rule[len(request.tool_name) + 1 : -1] if rule.endswith(")") else rule
+        prefix = show_controls(rule[len(request.tool_name) + 1 : -1] if rule.endswith(")") else rule, newlines=False)
         with Vertical(id="permission-dialog"):
-            yield Static(Text(f"Allow {request.tool_name}?", style="bold"), id="permission-title")
-            yield Static(Text(request.key or "(no command)"), id="permission-command")
+            yield Static(Text(f"Allow {show_controls(request.tool_name)}?", style="bold"), id="permission-title")
+            # The whole command, every control character visible: the dialog never shows less than runs.
+            with VerticalScroll(id="permission-command-box"):
+                yield Static(Text(show_controls(request.key) or "(no command)"), id="permission-command")
             if request.description:
-                yield Static(Text(request.description, style="dim"), id="permission-description")
+                yield Static(Text(show_controls(request.description), style="dim"), id="permission-description")
             yield OptionList(
                 Option(Text.assemble(("y", "bold"), "  Yes, run it once"), id=Decision.ALLOW_ONCE.value),
                 Option(

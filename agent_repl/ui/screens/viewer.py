@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
+
+from agent_repl.core.visible import show_controls
 
 # A bigger file is shown up to here, with a note; the file itself is untouched.
 MAX_VIEW_BYTES = 16 * 1024 * 1024
@@ -21,7 +24,7 @@ class OutputViewer(Screen[None]):
         self.path = Path(path)
 
     def compose(self) -> ComposeResult:
-        yield Static(str(self.path), id="viewer-title")
+        yield Static(Text(show_controls(str(self.path))), id="viewer-title")
         yield Log(id="viewer-log", highlight=False)
         yield Footer()
 
@@ -34,7 +37,7 @@ class OutputViewer(Screen[None]):
         except OSError as exc:
             log.write_line(f"cannot open {self.path}: {exc.strerror or exc}")
             return
-        log.write_lines(data.decode("utf-8", errors="replace").splitlines())
+        log.write_lines(show_controls(data.decode("utf-8", errors="replace")).splitlines())
         if size > MAX_VIEW_BYTES:
             log.write_line(f"… showing the first {MAX_VIEW_BYTES:,} of {size:,} bytes")
         log.scroll_home(animate=False)

@@ -5,15 +5,24 @@ from __future__ import annotations
 from rich.markdown import Markdown
 from textual.widgets import Collapsible, Static
 
+from agent_repl.core.visible import show_controls
 from agent_repl.ui.history_view import CompactItem
+
+
+def _summary(item: CompactItem) -> Markdown:
+    return Markdown(show_controls(item.summary) if item.summary is not None else "_(no summary recorded)_")
 
 
 class CompactDivider(Collapsible):
     def __init__(self, item: CompactItem) -> None:
         self.item = item
         self.mark: str | None = None
-        summary = Static(Markdown(item.summary or "_(no summary recorded)_"), classes="compact-summary")
-        super().__init__(summary, title=self._title_text(), collapsed=True, classes="compact")
+        self._summary_view = Static(_summary(item), classes="compact-summary")
+        super().__init__(self._summary_view, title=self._title_text(), collapsed=True, classes="compact")
+
+    def refresh_item(self) -> None:
+        """The summary record came after the boundary (it always does live): show it."""
+        self._summary_view.update(_summary(self.item))
 
     def _title_text(self) -> str:
         item = self.item

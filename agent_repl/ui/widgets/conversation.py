@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
+from agent_repl.core.visible import show_controls
 from agent_repl.ui.history_view import (
     AssistantItem,
     CompactItem,
@@ -122,21 +123,23 @@ class Conversation(VerticalScroll):
         self._seen.add(message.uuid)
         item = self.view.add(message)
         if item is None:
-            self._refresh_tool_results(message)
+            self._refresh_joined(message)
             return None
         widget = self._widget_for(item)
         await self.mount(widget)
         self._prune()
         return widget
 
-    def _refresh_tool_results(self, message: Message) -> None:
-        """A tool_result joined its call's item: redraw that block."""
+    def _refresh_joined(self, message: Message) -> None:
+        """A tool_result joined its call's item, or a summary its divider: redraw that widget."""
         if message.type != "user":
             return
-        for block in message.tool_results():
-            tool = self.view.tool(block.tool_use_id)
-            widget = self.widgets.get(tool.key) if tool else None
-            if isinstance(widget, ToolBlock):
+        joined: list[Item | None] = [self.view.tool(block.tool_use_id) for block in message.tool_results()]
+        if message.is_compact_summary:
+            joined.append(self.view.item_holding(message.uuid))
+        for item in joined:
+            widget = self.widgets.get(item.key) if item else None
+            if isinstance(widget, ToolBlock | CompactDivider):
                 widget.refresh_item()
 
     async def add_output(self, command: str, renderable: RenderableType) -> CommandOutput:
@@ -192,7 +195,6 @@ class Conversation(VerticalScroll):
         await self.add_message(event.message)
         tool = self.view.tool(event.tool_use_id)
         if tool is not None:
-            tool.summary = event.summary or tool.summary
             tool.persisted_path = tool.persisted_path or event.persisted_path
             widget = self.widgets.get(tool.key)
             if isinstance(widget, ToolBlock):
@@ -204,7 +206,7 @@ class Conversation(VerticalScroll):
             await self.mount(view)
             self._stream_view = view
             self._stream = Markdown.get_stream(view)
-        await self._stream.write(text)
+        await self._stream.write(show_controls(text))
 
     async def _assistant(self, event: AssistantMessageEvent) -> None:
         message = event.message

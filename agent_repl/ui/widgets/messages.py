@@ -8,6 +8,7 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.widgets import Markdown, Static
 
+from agent_repl.core.visible import show_controls
 from agent_repl.ui.history_view import AssistantItem, NoticeItem, UserItem
 
 MARK_LABELS = {
@@ -28,7 +29,7 @@ class UserMessageView(Static):
     def _render_item(self) -> Text:
         text = Text()
         text.append("› ", style="bold")
-        text.append(self.item.text)
+        text.append(show_controls(self.item.text))
         text.append(f"  [id:{self.item.tag}]", style="dim")
         if self.mark:
             text.append(f"  {MARK_LABELS[self.mark]}", style="yellow")
@@ -46,7 +47,7 @@ class AssistantMessageView(Static):
     """A finished reply, as one widget drawing rich's markdown (long histories mount hundreds)."""
 
     def __init__(self, item: AssistantItem) -> None:
-        super().__init__(RichMarkdown(item.text), classes="message assistant")
+        super().__init__(RichMarkdown(show_controls(item.text)), classes="message assistant")
         self.item = item
         self.mark: str | None = None
 
@@ -72,7 +73,7 @@ class StreamingAnswerView(Markdown):
 
 class NoticeView(Static):
     def __init__(self, item: NoticeItem) -> None:
-        super().__init__(Text(item.text), classes=f"notice -{item.level}")
+        super().__init__(Text(show_controls(item.text)), classes=f"notice -{item.level}")
         self.item = item
 
     def set_mark(self, mark: str | None) -> None:

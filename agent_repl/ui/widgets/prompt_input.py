@@ -1,6 +1,7 @@
 """The multi-line input: Enter sends, Shift+Enter or Ctrl+J adds a line, Up/Down walk the
 project's prompt history at the first/last line, Tab completes commands and paths, Shift+Tab
-cycles the permission mode."""
+cycles the permission mode, and a long paste stands in as `[Pasted text #1 +60 lines]` until it
+is sent."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from agent_repl.ui.completion import Completion, complete
+from agent_repl.ui.pastes import PastedTexts
 from agent_repl.ui.prompt_history import PromptHistory
 
 NEWLINE_KEYS = ("shift+enter", "ctrl+j")
@@ -58,6 +60,7 @@ class PromptInput(TextArea):
         self.cwd = cwd
         self.commands = commands
         self.prompt_history = history or PromptHistory()
+        self.pastes = PastedTexts()
 
     def _set_text(self, text: str) -> None:
         self.load_text(text)
@@ -69,11 +72,13 @@ class PromptInput(TextArea):
             event.stop()
             event.prevent_default()
             text = self.text
+            self.load_text("")
             if text.strip():
+                text = self.pastes.expand(text)
                 self.prompt_history.append(text)
-                self.load_text("")
                 self.post_message(self.CompletionsShown([]))
                 self.post_message(self.Submitted(text))
+            self.pastes.clear()
             return
         if key in NEWLINE_KEYS:
             event.stop()
@@ -112,6 +117,14 @@ class PromptInput(TextArea):
                 self._set_text(following)
                 return
         await super()._on_key(event)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        placeholder = self.pastes.placeholder_for(event.text)
+        if placeholder is None:
+            return  # TextArea's own handler, next in line, inserts it
+        event.stop()
+        event.prevent_default()
+        self.insert(placeholder)
 
     def action_page(self, direction: str) -> None:
         self.post_message(self.PageRequested(direction))
