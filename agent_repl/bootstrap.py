@@ -19,13 +19,14 @@ from agent_repl.context.collapse import CollapseStage
 from agent_repl.context.compact import Compactor
 from agent_repl.context.guard import PipelineGuard
 from agent_repl.context.microcompact import Microcompact
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.pipeline import Pipeline, slice_after_compact_boundary
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.session_memory import MEMORY_FILE_NAME, SessionMemory, extraction_thresholds
 from agent_repl.context.snip import SnipStage, install_snip
 from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.client import ModelClient
+from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
 from agent_repl.core.messages import Message, utc_now
 from agent_repl.core.models import model_info
 from agent_repl.core.permission_mode import PermissionMode
@@ -38,12 +39,14 @@ from agent_repl.core.system_prompt import build_system_prompt
 from agent_repl.core.todos import latest_todos
 from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
+from agent_repl.mcp.manager import McpManager
 from agent_repl.transcript.loader import LoadedSession, load_session
 from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
 from agent_repl.transcript.writer import TranscriptWriter
 from tools import builtin_tools
 from tools.todo_write import TODOS_STATE_KEY
+from tools.tool_search import ToolSearch
 
 
 class ResumeError(Exception):
@@ -135,7 +138,9 @@ async def open_session(
         await writer.append_history(history)
         history = [m.model_copy(update={"session_id": session_id}) for m in history]
     tools = builtin_tools() if tools is None else sorted(tools, key=lambda tool: tool.name)
-    pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir)
+    mcp = await McpManager.start(settings, cwd, paths.session_dir / "mcp-logs")
+    tools, deferred = with_mcp_tools(settings, tools, mcp)
+    pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred)
     pipeline.state.clock = clock
     if resume is not None:
         rebuild_state(pipeline.state, history, resume.loaded.side_records)
@@ -158,7 +163,11 @@ async def open_session(
         history=history,
         ask=ask,
         clock=clock,
+        deferred_tools=deferred,
     )
+    session.mcp = mcp
+    if resume is not None:
+        session.loaded_tools = boundary_loaded_tools(slice_after_compact_boundary(history, pipeline.state.compaction.undone))
     install_snip(session, pipeline)
     session.mode.set(PermissionMode(settings.permission_mode))
     # The todo list goes on where the resumed conversation left it.
@@ -176,16 +185,36 @@ async def open_session(
     return session
 
 
-def build_pipeline(settings: Settings, cwd: Path, tools: list[Tool], tool_results_dir: Path) -> Pipeline:
+def with_mcp_tools(settings: Settings, tools: list[Tool], mcp: McpManager | None) -> tuple[list[Tool], frozenset[str]]:
+    """The session's tools with the MCP servers' added, and those sent deferred (with ToolSearch
+    to load them) when their definitions pass their share of the context window."""
+    if mcp is None or not mcp.tools:
+        return tools, frozenset()
+    window = settings.context_window or model_info(settings.model).context_window
+    mcp_tokens = cl100k_tokens(json.dumps([tool.api_schema() for tool in mcp.tools]))
+    extra: list[Tool] = list(mcp.tools)
+    deferred: frozenset[str] = frozenset()
+    if should_defer(settings.tool_search, mcp_tokens, window, settings.tool_search_share):
+        deferred = frozenset(tool.name for tool in mcp.tools)
+        extra.append(ToolSearch(list(mcp.tools)))
+    mcp.deferred = deferred
+    return sorted([*tools, *extra], key=lambda tool: tool.name), deferred
+
+
+def build_pipeline(
+    settings: Settings, cwd: Path, tools: list[Tool], tool_results_dir: Path, deferred: frozenset[str] = frozenset()
+) -> Pipeline:
     """The default stage list, cheapest first."""
     window = settings.context_window or model_info(settings.model).context_window
-    fixed = cl100k_tokens(build_system_prompt(cwd)) + cl100k_tokens(json.dumps(tool_definitions(tools)))
+    loaded = [d for d in tool_definitions(tools, deferred) if not d.get("defer_loading")]
+    fixed = cl100k_tokens(build_system_prompt(cwd)) + cl100k_tokens(json.dumps(loaded))
     config = PipelineConfig(
         unlimited_tools=frozenset(t.name for t in tools if t.max_result_size_chars is None),
         clearable_tools=frozenset(t.name for t in tools if t.microcompact_clearable),
         fixed_prompt_cl100k=fixed,
         strategy=settings.context_strategy,
         autocompact_on=settings.autocompact and settings.context_strategy == "autocompact",
+        deferred_tools=deferred,
     )
     config.set_window(window)
     stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]
@@ -196,6 +225,8 @@ async def close_session(session: Session) -> None:
     memory = getattr(session, "memory", None)
     if memory is not None:
         await memory.aclose()
+    if session.mcp is not None:
+        await session.mcp.aclose()
     close = getattr(session.sink, "close", None)
     if close is not None:
         await close()

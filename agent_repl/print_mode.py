@@ -13,8 +13,9 @@ import sys
 import time
 from typing import Literal, TextIO
 
-from agent_repl.core.events import ErrorEvent, TurnEnded
+from agent_repl.core.events import ErrorEvent, SystemMessageEvent, TurnEnded
 from agent_repl.core.session import Session
+from agent_repl.core.visible import show_controls
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
@@ -63,6 +64,8 @@ async def run_print_mode(
     started = time.monotonic()
     ended: TurnEnded | None = None
     errors: list[str] = []
+    # Notices such as an MCP server that failed to start; text mode says them once, on stderr.
+    warnings: list[str] = []
     if output_format == "stream-json":
         init = {
             "type": "system",
@@ -72,6 +75,10 @@ async def run_print_mode(
             "cwd": str(session.cwd),
             "tools": sorted(session.tools),
             "permissionMode": session.permission_mode.value,
+            "mcp_servers": [
+                {"name": server.name, "status": server.status}
+                for server in (session.mcp.status() if session.mcp is not None else [])
+            ],
         }
         print(json.dumps(init), file=out, flush=True)
     async for event in session.run_turn(prompt, max_turns=max_turns):
@@ -79,6 +86,8 @@ async def run_print_mode(
             ended = event
         elif isinstance(event, ErrorEvent):
             errors.append(event.message)
+        elif isinstance(event, SystemMessageEvent) and event.message.level == "warning":
+            warnings.append(event.message.content)
         if output_format == "stream-json":
             print(event.model_dump_json(), file=out, flush=True)
     result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000))
@@ -86,8 +95,8 @@ async def run_print_mode(
         # Like Claude Code's print mode: the final answer only, not the narration between tool calls.
         if result["subtype"] == "success":
             print(result["result"], file=out, flush=True)
-        for message in errors:
-            print(f"agent-repl: {message}", file=err)
+        for message in [w for w in warnings if w not in errors] + errors:
+            print(f"agent-repl: {show_controls(message)}", file=err)
         if ended and ended.reason == "max_turns":
             print(f"agent-repl: stopped after {ended.num_requests} model requests (--max-turns)", file=err)
     else:

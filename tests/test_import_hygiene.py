@@ -18,6 +18,7 @@ HEADLESS = [
     "agent_repl.commands",
     "agent_repl.commands.builtin",
     "agent_repl.emulator.server",
+    "agent_repl.mcp.manager",
     "tools",
 ]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_repl.commands.mcp import mcp_command
 from agent_repl.commands.registry import Command, CommandContext, CommandRegistry
 from agent_repl.commands.results import (
     CommandInfo,
@@ -212,6 +213,7 @@ def default_registry() -> CommandRegistry:
         ),
         Command("clear", "start a new session (this one stays resumable)", clear_command, aliases=("new",)),
         Command("model", "show or change the model", model_command, usage="[name]"),
+        Command("mcp", "MCP servers, their status and tools", mcp_command),
         Command("cost", "tokens and cost of this session", cost_command),
         Command("exit", "leave", exit_command, aliases=("quit",)),
     ):

@@ -99,6 +99,17 @@ class CompactDone:
     tokens_after: int
 
 
+@dataclass(frozen=True)
+class McpReport:
+    """/mcp: each configured server (an `agent_repl.mcp.manager.McpServerStatus`) and its tools."""
+
+    servers: list[Any]
+    # How many MCP tools go out deferred (loaded through ToolSearch), and why.
+    deferred: int = 0
+    tool_search: str = "auto"
+    config_hint: str = ""
+
+
 CommandResult = (
     TextOutput
     | HelpReport
@@ -111,4 +122,5 @@ CommandResult = (
     | SnipChoices
     | SnipDone
     | CompactDone
+    | McpReport
 )

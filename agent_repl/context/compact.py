@@ -32,6 +32,7 @@ from agent_repl.context.fork import fork_request
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount, should_autocompact
+from agent_repl.core.deferred_tools import DISCOVERED_KEY, discovered_tools
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.core.recovery import CUT_OFF_STOP_REASONS
 from agent_repl.core.todos import latest_todos, todo_reminder
@@ -306,14 +307,13 @@ class Compactor:
             plan_reminder(latest_approved_plan(view)),
         )
         attachments = [UserMessage(content=text, is_meta=True) for text in standing if text]
-        tools_used = sorted({b.name for m in view if isinstance(m, AssistantMessage) for b in m.tool_uses()})
         boundary = SystemMessage(
             subtype="compact_boundary",
             content="Conversation compacted",
             metadata={
                 "trigger": trigger,
                 "preTokens": before,
-                "discoveredTools": tools_used,
+                DISCOVERED_KEY: discovered_tools(view),
                 "keptFromUuid": kept_from,
                 "summaryUuid": summary_message.uuid,
                 "attachmentUuids": [a.uuid for a in attachments],

@@ -147,6 +147,27 @@ def repair_tool_pairing(drafts: list[WireDraft]) -> list[WireDraft]:
     return [d for d in repaired if d.content]
 
 
+def _resolved_reference(block: dict[str, Any], deferred: frozenset[str]) -> dict[str, Any]:
+    if block.get("type") != "tool_reference" or block.get("tool_name") in deferred:
+        return block
+    return {"type": "text", "text": f"[Tool {block.get('tool_name')} is not a deferred tool of this request.]"}
+
+
+def resolve_tool_references(drafts: list[WireDraft], deferred: frozenset[str]) -> None:
+    """A tool_reference may only name a tool the request defers: one to a tool that is gone (a
+    server removed since, a Claude Code transcript's) or sent loaded becomes a line of text."""
+    for draft in drafts:
+        if draft.role != "user" or not any(isinstance(b.get("content"), list) for b in draft.content):
+            continue
+        draft.content = [
+            {**b, "content": [_resolved_reference(inner, deferred) for inner in b["content"]]}
+            if b.get("type") == "tool_result" and isinstance(b.get("content"), list)
+            and any(i.get("type") == "tool_reference" and i.get("tool_name") not in deferred for i in b["content"])
+            else b
+            for b in draft.content
+        ]
+
+
 def normalize_drafts(
     view: list[Message], *, tag_ids: bool = True, blocks_for: BlocksFor | None = None
 ) -> list[WireDraft]:

@@ -21,10 +21,11 @@ from agent_repl.context.estimate import (
     token_count_with_estimation,
 )
 from agent_repl.context.microcompact import clearable_results
-from agent_repl.context.normalize import WireDraft, normalize_drafts
+from agent_repl.context.normalize import WireDraft, normalize_drafts, resolve_tool_references
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
+from agent_repl.core.deferred_tools import boundary_loaded_tools
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, Usage, UserMessage
 from agent_repl.core.projection import Projection, StageReport
 
@@ -164,6 +165,8 @@ class Pipeline:
         if thinking.left_out:
             where = f"from wire message {thinking.first_changed}"
             reports.append(StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}"))
+        loaded = boundary_loaded_tools(view) & state.config.deferred_tools
+        resolve_tool_references(drafts, state.config.deferred_tools - loaded)
         if state.config.cache_editing:
             decorate_for_cache_editing(drafts, view, state)
             betas.append(CACHE_EDITING_BETA)
@@ -184,6 +187,7 @@ class Pipeline:
             betas=betas,
             wire_sources=[d.sources for d in drafts],
             recorded_prefixes=recorded,
+            loaded_tools=loaded,
         )
 
     def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:

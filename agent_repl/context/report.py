@@ -94,7 +94,9 @@ def build_context_report(session: Session, *, largest: int = 10) -> ContextRepor
     ratio = state.tokens.ratio
     categories = dict.fromkeys(CATEGORIES, 0)
     categories["System prompt"] = round(text_cl100k(session.system_prompt, state) * ratio)
-    categories["Tools"] = round(text_cl100k(json.dumps(session.tool_definitions), state) * ratio)
+    # Deferred definitions stay out of the model's context until ToolSearch loads them.
+    loaded = [t for t in session.definitions_for(projection.loaded_tools) if not t.get("defer_loading")]
+    categories["Tools"] = round(text_cl100k(json.dumps(loaded), state) * ratio)
     items: list[ContextItem] = []
     for message in projection.view:
         if isinstance(message, SystemMessage):

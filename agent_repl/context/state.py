@@ -71,6 +71,8 @@ class PipelineConfig:
     # cl100k tokens of the system prompt and tool definitions (the usage covers them after the
     # first response; before it, estimates add them).
     fixed_prompt_cl100k: int = 0
+    # Tools sent with `defer_loading` (MCP tools over their share of the window).
+    deferred_tools: frozenset[str] = frozenset()
     # Main thread only: a sub-agent or a compaction request must not touch the cached registry.
     main_thread: bool = True
     # The digest of the request header (model, system, tools) the thinking prefix chain starts

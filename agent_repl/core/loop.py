@@ -178,6 +178,8 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
     session.announced_mode = session.mode.mode
     if reminder:
         await session.append(UserMessage(content=reminder, is_meta=True))
+    async for event in _notices(session):
+        yield event
     state = State()
     await session.ensure_capabilities()
     guard = session.context_guard
@@ -221,7 +223,7 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             model=session.model,
             max_tokens=state.max_output_tokens_override or session.settings.max_output_tokens,
             system=session.system_prompt,
-            tools=session.tool_definitions,
+            tools=session.request_tools(projection.loaded_tools),
             messages=projection.wire,
             extra=projection.body_extras,
         )
@@ -312,6 +314,8 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             return
         if tool_uses:
             async for event in _run_tools(session, tool_uses):
+                yield event
+            async for event in _notices(session):
                 yield event
             if session.cancelled.is_set():
                 await session.append(UserMessage(content=INTERRUPTED_FOR_TOOL_USE))
@@ -448,6 +452,13 @@ async def _run_tools(session: Session, tool_uses: list[ToolUseBlock]) -> AsyncIt
             )
         else:
             yield item
+
+
+async def _notices(session: Session) -> AsyncIterator[AgentEvent]:
+    """Warnings that arose outside the model's reply (an MCP server that failed), kept in the transcript."""
+    for text in session.take_notices():
+        notice = await session.append(SystemMessage(subtype="informational", content=text, level="warning"))
+        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
 
 
 async def _record_interruption(session: Session, partial_text: str, state: State) -> AsyncIterator[AgentEvent]:

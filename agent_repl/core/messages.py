@@ -35,6 +35,13 @@ class DocumentBlock(_Block):
     title: str | None = None
 
 
+class ToolReferenceBlock(_Block):
+    """Inside a tool_result only: the API expands it into the named deferred tool's definition."""
+
+    type: Literal["tool_reference"] = "tool_reference"
+    tool_name: str
+
+
 class ToolUseBlock(_Block):
     type: Literal["tool_use"] = "tool_use"
     id: str
@@ -42,7 +49,9 @@ class ToolUseBlock(_Block):
     input: dict[str, Any]
 
 
-ToolResultContentBlock = Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]
+ToolResultContentBlock = Annotated[
+    TextBlock | ImageBlock | DocumentBlock | ToolReferenceBlock, Field(discriminator="type")
+]
 
 
 class ToolResultBlock(_Block):
@@ -219,7 +228,7 @@ class SystemMessage(_Entry):
     subtype: SystemSubtype
     content: str = ""
     level: Literal["info", "warning", "error"] = "info"
-    # compact_boundary: {"trigger", "preTokens", "discoveredTools"...}; microcompact_boundary likewise.
+    # compact_boundary: {"trigger", "preTokens", "preCompactDiscoveredTools"...}; microcompact_boundary likewise.
     metadata: dict[str, Any] = Field(default_factory=dict)
     logical_parent_uuid: str | None = None
 

@@ -1,7 +1,8 @@
 """Permission rules and the approval flow for tools that are not read-only.
 
 Rules look like Claude Code's: `Bash` (every command), `Bash(git status)` (exactly that command),
-`Bash(git status:*)` (that prefix). Deny beats allow. A tool without a rule asks the injected
+`Bash(git status:*)` (that prefix); `mcp__github__create_issue` (one MCP tool), `mcp__github` or
+`mcp__github__*` (every tool of that server). Deny beats allow. A tool without a rule asks the injected
 approval callback; with no callback (print mode) the call is denied.
 """
 
@@ -13,7 +14,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-_RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_-]+)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+from agent_repl.core.mcp_config import MCP_TOOL_PREFIX, server_of_tool
+
+_RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_-]+\*?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 
 
 class Decision(StrEnum):
@@ -67,8 +70,15 @@ class Rule:
             raise ValueError(f"not a permission rule: {text!r} (expected Tool or Tool(command) or Tool(prefix:*))")
         return cls(match["tool"], match["spec"])
 
+    def names(self, tool_name: str) -> bool:
+        """Whether the rule is about this tool: its exact name, or its MCP server's."""
+        if self.tool == tool_name:
+            return True
+        server = server_of_tool(tool_name)
+        return server is not None and self.tool in (f"{MCP_TOOL_PREFIX}{server}", f"{MCP_TOOL_PREFIX}{server}__*")
+
     def matches(self, tool_name: str, key: str) -> bool:
-        if self.tool != tool_name:
+        if not self.names(tool_name):
             return False
         if self.spec is None or self.spec in ("", "*"):
             return True

@@ -41,6 +41,8 @@ class Projection:
     # Thinking key (or compaction signature) -> the prefix digest its entry recorded; the loop
     # uses it to record the prefix of the reply's own thinking.
     recorded_prefixes: dict[str, str] = field(default_factory=dict)
+    # Deferred tools the view's compact boundary says were discovered before it: sent loaded.
+    loaded_tools: frozenset[str] = frozenset()
 
 
 class Projector(Protocol):

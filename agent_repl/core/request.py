@@ -1,8 +1,8 @@
 """Building the request body, with cache breakpoints placed so each request reads the last one's
 prefix (SPEC R3.9).
 
-Breakpoints: the last tool definition, the system prompt, and the last block of each of the
-last two user messages. The second-to-last user message is where the previous request ended
+Breakpoints: the last tool definition the model reads (deferred ones stay out of the prompt),
+the system prompt, and the last block of each of the last two user messages. The second-to-last user message is where the previous request ended
 and wrote its cache entry, so the read lands exactly there however many blocks the last turn
 added (the API's lookback is only 20 blocks). Tools are sorted by name so their bytes never
 move. Nothing here mutates its inputs: marked blocks are copies.
@@ -18,8 +18,13 @@ EPHEMERAL = {"type": "ephemeral"}
 MESSAGE_BREAKPOINTS = 2
 
 
-def tool_definitions(tools: list[Tool]) -> list[dict[str, Any]]:
-    return [tool.api_schema() for tool in sorted(tools, key=lambda t: t.name)]
+def tool_definitions(tools: list[Tool], deferred: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The sorted tool list; tools named in `deferred` carry `defer_loading` (loaded by ToolSearch)."""
+    definitions = []
+    for tool in sorted(tools, key=lambda t: t.name):
+        schema = tool.api_schema()
+        definitions.append({**schema, "defer_loading": True} if tool.name in deferred else schema)
+    return definitions
 
 
 def _with_breakpoint(block: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +69,9 @@ def build_request(
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
     body["system"] = [{"type": "text", "text": system, "cache_control": dict(EPHEMERAL)}]
     if tools:
-        body["tools"] = [*tools[:-1], _with_breakpoint(tools[-1])]
+        loaded = [i for i, tool in enumerate(tools) if not tool.get("defer_loading")]
+        marked = loaded[-1] if loaded else len(tools) - 1
+        body["tools"] = [_with_breakpoint(tool) if i == marked else tool for i, tool in enumerate(tools)]
     body["messages"] = place_message_breakpoints(messages)
     if extra:
         body.update(extra)

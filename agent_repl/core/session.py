@@ -69,13 +69,18 @@ class Session:
         permissions: PermissionPolicy | None = None,
         context_provider: Callable[[Path], str] = session_context,
         clock: Callable[[], datetime] = utc_now,
+        deferred_tools: frozenset[str] = frozenset(),
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
         self.settings = settings
         self.client = client
         self.tools = {tool.name: tool for tool in tools}
-        self.tool_definitions = tool_definitions(tools)
+        # Tools sent with `defer_loading` (agent_repl.core.deferred_tools), minus those a compact
+        # boundary says were discovered before it (`loaded_tools`).
+        self.deferred_tools = deferred_tools
+        self.loaded_tools: frozenset[str] = frozenset()
+        self._definitions: tuple[frozenset[str], list[dict[str, Any]]] | None = None
         self.projector = projector
         self.sink = sink
         self.tool_results_dir = tool_results_dir
@@ -113,6 +118,29 @@ class Session:
         self.after_turn_hooks: list[Callable[[Session], None]] = []
         # The session's notes (agent_repl.context.session_memory.SessionMemory) when there are any.
         self.memory: Any = None
+        # The MCP servers (agent_repl.mcp.manager.McpManager) when any are configured.
+        self.mcp: Any = None
+
+    @property
+    def tool_definitions(self) -> list[dict[str, Any]]:
+        """The tool list the next request sends: the same bytes until a compaction loads tools."""
+        return self.definitions_for(self.loaded_tools)
+
+    def definitions_for(self, loaded: frozenset[str]) -> list[dict[str, Any]]:
+        """The tool list with the deferred tools in `loaded` sent loaded (memoized: one list object)."""
+        loaded = loaded & self.deferred_tools
+        if self._definitions is None or self._definitions[0] != loaded:
+            self._definitions = (loaded, tool_definitions(list(self.tools.values()), self.deferred_tools - loaded))
+        return self._definitions[1]
+
+    def request_tools(self, loaded: frozenset[str]) -> list[dict[str, Any]]:
+        """The tool list for a request whose view's compact boundary loaded `loaded`."""
+        self.loaded_tools = loaded
+        return self.definitions_for(loaded)
+
+    def take_notices(self) -> list[str]:
+        """Warnings for the user that arose outside a turn (an MCP server that failed or died)."""
+        return self.mcp.take_notices() if self.mcp is not None else []
 
     @property
     def model(self) -> str:

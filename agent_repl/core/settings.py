@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agent_repl.core.credentials import DEFAULT_HOME as DEFAULT_HOME_TEXT
 from agent_repl.core.credentials import credential_names, looks_like_credential, settings_files
 from agent_repl.core.credentials import home_from_env as home_from_env
+from agent_repl.core.mcp_config import McpServerConfig
 from agent_repl.core.permissions import Rule
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -68,6 +69,16 @@ class Settings(BaseModel):
     credential_env: list[str] = Field(default_factory=list)
     # User settings only: a shell command that prints the API key (run once at start).
     api_key_helper: str | None = None
+    # MCP servers by name; those of the project's settings file are kept apart (they need trust).
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    project_mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    # Seconds a server may take to start and list its tools, and one of its tool calls to answer.
+    mcp_startup_timeout: float = Field(default=30.0, gt=0, le=3_600)
+    mcp_tool_timeout: float = Field(default=600.0, gt=0, le=86_400)
+    # Deferred MCP tools: "auto" defers them when their definitions pass `tool_search_share` of the
+    # context window (the model then loads schemas through ToolSearch), "always" or "never".
+    tool_search: Literal["auto", "always", "never"] = "auto"
+    tool_search_share: float = Field(default=0.10, gt=0, le=1)
     # Not from files: the environment and flags only (the user's file may also set api_key).
     home: Path = DEFAULT_HOME
     api_key: str | None = Field(default=None, exclude=True, repr=False)
@@ -112,6 +123,11 @@ FILE_KEYS = {
     "permissions",
     "permission_mode",
     "credential_env",
+    "mcp_servers",
+    "mcp_startup_timeout",
+    "mcp_tool_timeout",
+    "tool_search",
+    "tool_search_share",
 }
 # Keys only the user's own settings file may set: a project's file is shared, and a helper runs code.
 USER_ONLY_KEYS = {"api_key", "api_key_helper"}
@@ -158,6 +174,8 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     for key, value in override.items():
         if key == "credential_env" and isinstance(value, list) and isinstance(merged.get(key), list):
             merged[key] = [*merged[key], *value]  # names add up: either file may keep one from commands
+        elif key in ("mcp_servers", "project_mcp_servers") and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}
         elif key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
             # Rules add up across files; deny beats allow when they are checked.
             merged[key] = {
@@ -176,7 +194,10 @@ def load_settings(
     user_file, project_file = settings_files(cwd, env)
     data: dict[str, Any] = {}
     data = _merge(data, _read_settings_file(user_file, user=True))
-    data = _merge(data, _read_settings_file(project_file))
+    project = _read_settings_file(project_file)
+    if "mcp_servers" in project:
+        project["project_mcp_servers"] = project.pop("mcp_servers")
+    data = _merge(data, project)
     data["home"] = home
     names = credential_names(data.get("credential_env") or [])
     data["credentials"] = {
@@ -205,6 +226,13 @@ def load_settings(
                 "AGENT_REPL_STREAM_IDLE_TIMEOUT must be a number of seconds, "
                 f"got {env['AGENT_REPL_STREAM_IDLE_TIMEOUT']!r}"
             ) from exc
+    for variable, key in (("MCP_TIMEOUT", "mcp_startup_timeout"), ("MCP_TOOL_TIMEOUT", "mcp_tool_timeout")):
+        if env.get(variable):
+            # Claude Code's variables, in milliseconds.
+            try:
+                data[key] = float(env[variable]) / 1000
+            except ValueError as exc:
+                raise SettingsError(f"{variable} must be a number of milliseconds, got {env[variable]!r}") from exc
     if env.get("DISABLE_AUTO_COMPACT") or env.get("AGENT_REPL_DISABLE_AUTOCOMPACT"):
         data["autocompact"] = False
     if env.get("AGENT_REPL_CONTEXT_STRATEGY"):

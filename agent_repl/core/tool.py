@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ValidationError
 
 from agent_repl.core.file_state import ReadLedger
-from agent_repl.core.messages import ImageBlock, TextBlock
+from agent_repl.core.messages import DocumentBlock, ImageBlock, TextBlock, ToolReferenceBlock
 
 if TYPE_CHECKING:
     from agent_repl.core.redaction import SecretRedactor
@@ -29,7 +29,7 @@ class ToolOutput:
     """A tool's answer: `content` is what the model sees, `structured` the transcript's
     `toolUseResult` copy, `summary` one line for the UI."""
 
-    content: str | list[TextBlock | ImageBlock]
+    content: str | list[TextBlock | ImageBlock | DocumentBlock | ToolReferenceBlock]
     is_error: bool = False
     structured: dict[str, Any] | None = None
     summary: str = ""

@@ -19,7 +19,7 @@ from agent_repl.core.approval import Approver
 from agent_repl.core.credentials import credential_names
 from agent_repl.core.events import ToolProgress
 from agent_repl.core.file_state import ReadLedger
-from agent_repl.core.messages import ToolResultBlock, ToolUseBlock, UserMessage
+from agent_repl.core.messages import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agent_repl.core.permission_mode import ModeHolder
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.persisted_output import is_persisted_preview, persist_text
@@ -70,16 +70,26 @@ class ToolRuntime:
 
 
 def apply_size_limit(tool: Tool, tool_use_id: str, output: ToolOutput, directory: Path) -> tuple[ToolOutput, str | None]:
-    """Persist a text result over the tool's limit and return its preview instead."""
+    """Persist a text result over the tool's limit and return its preview instead.
+
+    In a block result (an MCP tool's text and images) the text blocks are measured together and
+    replaced by one preview block; the other blocks stay.
+    """
     limit = tool.max_result_size_chars
-    if limit is None or not isinstance(output.content, str) or len(output.content) <= limit:
+    if limit is None:
         return output, None
-    if is_persisted_preview(output.content):
+    if isinstance(output.content, str):
+        text, others = output.content, None
+    else:
+        text = "\n".join(b.text for b in output.content if isinstance(b, TextBlock))
+        others = [b for b in output.content if not isinstance(b, TextBlock)]
+    if len(text) <= limit or is_persisted_preview(text):
         return output, None
-    persisted = persist_text(output.content, tool_use_id, directory)
+    persisted = persist_text(text, tool_use_id, directory)
     structured = {"persistedOutputPath": str(persisted.path), "persistedOutputSize": persisted.size_bytes}
+    content: Any = persisted.preview if others is None else [TextBlock(text=persisted.preview), *others]
     return (
-        ToolOutput(content=persisted.preview, is_error=output.is_error, structured=structured, summary=output.summary),
+        ToolOutput(content=content, is_error=output.is_error, structured=structured, summary=output.summary),
         str(persisted.path),
     )
 

@@ -24,6 +24,7 @@ from agent_repl.emulator.blocks import (
     strip_bookkeeping,
     system_blocks,
 )
+from agent_repl.emulator.deferred import expand_references, is_deferred, tool_catalog
 from agent_repl.emulator.tokens import TokenCounter
 
 Section = Literal["tools", "system", "messages"]
@@ -78,11 +79,13 @@ class Draft:
 
 
 def draft_prompt(body: dict[str, Any]) -> Draft:
+    # A deferred tool is not in the prompt until a tool_reference loads it (agent_repl.emulator.deferred).
     tools = [
         Slot("tools", -1, i, strip_bookkeeping(t), strip_bookkeeping(t), breakpoint_ttl(t))
         for i, t in enumerate(body.get("tools") or [])
-        if isinstance(t, dict)
+        if isinstance(t, dict) and not is_deferred(t)
     ]
+    catalog = tool_catalog(body)
     system = [
         Slot("system", -1, i, strip_bookkeeping(b), strip_bookkeeping(b), breakpoint_ttl(b))
         for i, b in enumerate(system_blocks(body.get("system")))
@@ -97,7 +100,7 @@ def draft_prompt(body: dict[str, Any]) -> Draft:
             if block.get("type") == "cache_edits":
                 edit_blocks.append(CacheEditBlock(m_index, b_index, block))
                 continue
-            clean = strip_bookkeeping(block)
+            clean = expand_references(strip_bookkeeping(block), catalog)
             reference = block.get("cache_reference")
             slots.append(
                 Slot(

@@ -69,7 +69,7 @@ TOOL_RESULT_INNER = Tagged(
         "image": IMAGE_BLOCK,
         "document": DOCUMENT_BLOCK,
         "search_result": _OPEN,
-        "tool_reference": _OPEN,
+        "tool_reference": _variant({"tool_name": "str", "cache_control": Opt(CACHE_CONTROL)}, ("tool_name",)),
         "browser_state": _OPEN,
     }
 )

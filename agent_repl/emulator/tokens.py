@@ -153,6 +153,9 @@ class TokenCounter:
         if kind == "search_result":
             texts, fixed = self._nested_parts(block.get("content"))
             return [str(block.get("title", "")), str(block.get("source", "")), *texts], fixed
+        if kind == "tool_reference" and isinstance(block.get("definition"), dict):
+            # The definition the reference loads, counted as the tool list counts it.
+            return [self._tool_text(block["definition"])], 0
         if kind == "compaction":
             return [str(block.get("content") or "")], 0
         rest = {k: v for k, v in strip_bookkeeping(block).items() if k != "type"}

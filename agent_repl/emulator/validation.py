@@ -2,8 +2,8 @@
 
 `validate_create` / `validate_count` run after the field-level schema check (`schema.py`) and the
 model lookup; they raise `ApiError` for the first rule a request breaks. Order: tool names,
-max_tokens, then each message in turn (empty content, empty text, duplicate tool_use ids,
-tool_use/tool_result pairing), then cache breakpoints, then prefill.
+deferred tools and their references, max_tokens, then each message in turn (empty content, empty
+text, duplicate tool_use ids, tool_use/tool_result pairing), then cache breakpoints, then prefill.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 from agent_repl.emulator import errors
+from agent_repl.emulator.deferred import check_deferred_tools
 from agent_repl.emulator.errors import invalid_request
 
 _NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking", "cache_edits"})
@@ -35,6 +36,7 @@ def blocks_of(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def validate_create(body: dict[str, Any], spec: ModelLimits) -> None:
     _check_tool_names(body)
+    check_deferred_tools(body)
     max_tokens = int(body["max_tokens"])
     if max_tokens > spec.max_output_tokens:
         raise invalid_request(errors.max_tokens_too_large(max_tokens, spec.max_output_tokens, spec.id))
@@ -48,6 +50,7 @@ def validate_create(body: dict[str, Any], spec: ModelLimits) -> None:
 def validate_count(body: dict[str, Any], spec: ModelLimits) -> None:
     """count_tokens applies the same conversation rules, minus max_tokens (it has none)."""
     _check_tool_names(body)
+    check_deferred_tools(body)
     _check_model_features(body, spec)
     _check_system(body)
     _check_messages(body["messages"])

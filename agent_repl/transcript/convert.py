@@ -2,7 +2,7 @@
 
 `message_to_record` is pure: it writes the message's own `parent_uuid` and fields. The writer
 decides chain links (see writer.py). `record_to_message` accepts real Claude Code records too:
-content blocks and block fields our model does not know (`tool_reference`, `caller` on tool_use,
+content blocks and block fields our model does not know (`caller` on tool_use,
 `citations`, `cache_control`...) are dropped and reported through `on_drop`, because our block
 models forbid extra fields.
 """
@@ -27,6 +27,7 @@ from agent_repl.core.messages import (
     SystemSubtype,
     TextBlock,
     ThinkingBlock,
+    ToolReferenceBlock,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
@@ -59,9 +60,11 @@ _BLOCK_MODELS: dict[str, type[BaseModel]] = {
         ThinkingBlock,
         RedactedThinkingBlock,
         CompactionBlock,
+        ToolReferenceBlock,
     )
 }
-_TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document"})
+_TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document", "tool_reference"})
+_TOP_LEVEL_TYPES = frozenset(_BLOCK_MODELS) - {"tool_reference"}
 
 # Envelope fields Claude Code puts on system records; they are not subtype metadata.
 _CC_ENVELOPE_EXTRAS = frozenset(
@@ -198,7 +201,7 @@ def clean_block(raw: Any, on_drop: OnDrop = _ignore, *, nested: bool = False) ->
         on_drop("a content block that is not an object")
         return None
     block_type = raw.get("type")
-    allowed = _TOOL_RESULT_CONTENT_TYPES if nested else _BLOCK_MODELS.keys()
+    allowed = _TOOL_RESULT_CONTENT_TYPES if nested else _TOP_LEVEL_TYPES
     if not isinstance(block_type, str) or block_type not in allowed:
         where = "tool_result content" if nested else "content"
         on_drop(f"{where} block type {block_type!r}")

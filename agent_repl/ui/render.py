@@ -16,6 +16,7 @@ from agent_repl.commands.results import (
     CostReport,
     ExitRequest,
     HelpReport,
+    McpReport,
     ModelReport,
     ResumeChoices,
     SessionSwitched,
@@ -82,6 +83,10 @@ def render_result(result: CommandResult, *, now: datetime | None = None) -> Rend
             f"compacted: ~{result.tokens_before:,} → ~{result.tokens_after:,} tokens in the model's view; "
             "the summary is under the divider (Enter on it to expand), /uncompact takes it back"
         )
+    if isinstance(result, McpReport):
+        from agent_repl.ui.render_mcp import render_mcp
+
+        return render_mcp(result)
     if isinstance(result, ExitRequest):
         return Text("bye")
     return Text(repr(result))

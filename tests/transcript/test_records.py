@@ -3,7 +3,14 @@ from typing import Literal
 
 import pytest
 
-from agent_repl.core.messages import AssistantMessage, SystemMessage, TextBlock, ToolUseBlock, UserMessage
+from agent_repl.core.messages import (
+    AssistantMessage,
+    SystemMessage,
+    TextBlock,
+    ToolReferenceBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from agent_repl.transcript.convert import Envelope, clean_block, message_to_record, record_to_message
 from agent_repl.transcript.records import (
     BUILTIN_SIDE_RECORDS,
@@ -153,8 +160,8 @@ def test_unknown_block_types_and_fields_are_dropped_and_reported(cc):
         ],
     )
     msg = record_to_message(result, on_drop=drops.append)
-    assert msg.tool_results()[0].content == [TextBlock(text="ok")]
-    assert drops == ["tool_result content block type 'tool_reference'", "field 'citations' on text blocks"]
+    assert msg.tool_results()[0].content == [ToolReferenceBlock(tool_name="Read"), TextBlock(text="ok")]
+    assert drops == ["field 'citations' on text blocks"]
 
 
 def test_a_record_with_only_unknown_blocks_is_not_a_message(cc):
