@@ -32,8 +32,15 @@ class ToolSearchArgs(ToolArgs):
     max_results: int = Field(default=5, ge=1, le=20, description="How many tools a word search loads at most")
 
 
+def _word(word: str) -> str:
+    if word.isdigit():
+        return str(int(word))
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
+    """Lowercase words, a plural's final s dropped and a number's leading zeros ("7" finds `record_07`)."""
+    return {_word(w) for w in _WORD.findall(text.lower())}
 
 
 def _parameter_text(schema: dict[str, Any]) -> str:

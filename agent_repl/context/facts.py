@@ -48,7 +48,11 @@ def block_to_wire(block: ContentBlock) -> dict[str, Any]:
 
 
 def tagged_user_blocks(message: UserMessage, tag: bool = True) -> list[dict[str, Any]]:
-    """The user entry's blocks, with its `[id:]` tag inside each tool result or after its text."""
+    """The user entry's blocks, with its `[id:]` tag inside each tool result or after its text.
+
+    A result holding `tool_reference` blocks (ToolSearch's) is left as it is, so it stays nothing
+    but references; the tag then follows it as a text block of its own.
+    """
     blocks = [block_to_wire(b) for b in message.blocks() if not (isinstance(b, TextBlock) and not b.text)]
     if not tag or message.is_meta:
         return blocks
@@ -59,6 +63,8 @@ def tagged_user_blocks(message: UserMessage, tag: bool = True) -> list[dict[str,
             content = block.get("content", "")
             if isinstance(content, str):
                 blocks[index] = {**block, "content": f"{content}\n{label}" if content else label}
+            elif any(inner.get("type") == "tool_reference" for inner in content):
+                continue
             else:
                 blocks[index] = {**block, "content": [*content, {"type": "text", "text": label}]}
             tagged = True

@@ -76,6 +76,10 @@ class McpTool(Tool):
         return tool_output(result)
 
 
+def _decoded_size(data: str) -> int:
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
 def _media(block: Any) -> str:
     return str(getattr(block, "mime_type", None) or getattr(block, "mimeType", None) or "")
 
@@ -88,9 +92,9 @@ def _content_block(block: Any) -> TextBlock | ImageBlock | DocumentBlock:
         media = _media(block)
         if media in IMAGE_TYPES:
             return ImageBlock(source={"type": "base64", "media_type": media, "data": block.data})
-        return TextBlock(text=f"[an image of type {media or 'unknown'} the model cannot read, {len(block.data) * 3 // 4} bytes]")
+        return TextBlock(text=f"[an image of type {media or 'unknown'} the model cannot read, {_decoded_size(block.data)} bytes]")
     if kind == "audio":
-        return TextBlock(text=f"[audio of type {_media(block) or 'unknown'}, {len(block.data) * 3 // 4} bytes: not shown]")
+        return TextBlock(text=f"[audio of type {_media(block) or 'unknown'}, {_decoded_size(block.data)} bytes: not shown]")
     if kind == "resource":
         resource = block.resource
         uri, media = str(resource.uri), _media(resource)
@@ -102,7 +106,7 @@ def _content_block(block: Any) -> TextBlock | ImageBlock | DocumentBlock:
             return ImageBlock(source={"type": "base64", "media_type": media, "data": blob})
         if media == "application/pdf":
             return DocumentBlock(source={"type": "base64", "media_type": media, "data": blob}, title=uri)
-        return TextBlock(text=f"[resource {uri} of type {media or 'unknown'}, {len(blob) * 3 // 4} bytes: not shown]")
+        return TextBlock(text=f"[resource {uri} of type {media or 'unknown'}, {_decoded_size(blob)} bytes: not shown]")
     if kind == "resource_link":
         return TextBlock(text=f"[resource link {getattr(block, 'name', '')}: {block.uri}]")
     return TextBlock(text=f"[{kind or 'unknown'} content: not shown]")
@@ -115,7 +119,7 @@ def tool_output(result: CallToolResult) -> ToolOutput:
         blocks = [TextBlock(text=json.dumps(result.structured_content, ensure_ascii=False))]
     if all(isinstance(b, TextBlock) for b in blocks):
         text = "\n".join(b.text for b in blocks if isinstance(b, TextBlock))
-        content: Any = text
+        content: Any = text or "(no content)"
         first = text.strip().splitlines()[0][:200] if text.strip() else "(no content)"
     else:
         content = blocks

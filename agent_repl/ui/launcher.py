@@ -84,7 +84,11 @@ class Launcher:
 
     def _prepare_in_thread(self) -> Any:
         _warm_imports()
-        return self._prepare(self._stack)
+        launch = self._prepare(self._stack)
+        settings = launch.settings
+        if settings.mcp_servers or settings.project_mcp_servers or (self.cwd / ".mcp.json").is_file():
+            import mcp  # noqa: F401  (the MCP SDK, imported here rather than on the event loop)
+        return launch
 
     async def open(self, ask: ApprovalCallback) -> Session:
         launch = await asyncio.to_thread(self._prepare_in_thread)

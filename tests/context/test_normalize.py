@@ -131,3 +131,38 @@ def test_split_reply_with_results_stored_between_its_blocks_is_one_wire_message(
     assert [m["role"] for m in wire] == ["user", "assistant", "user"]
     assert [b["id"] for b in wire[1]["content"]] == ["a", "b"]
     assert [b["tool_use_id"] for b in wire[2]["content"]] == ["a", "b"]
+
+
+def test_tool_references_stay_references_only_while_their_tool_is_deferred_in_this_request():
+    from agent_repl.context.ids import id_tag
+    from agent_repl.context.pipeline import Pipeline
+    from agent_repl.context.state import PipelineConfig, PipelineState
+    from agent_repl.core.messages import ToolReferenceBlock
+
+    found = "mcp__ledger__record_07"
+    search = UserMessage(content=[ToolResultBlock(tool_use_id="s", content=[ToolReferenceBlock(tool_name=found)])])
+    view = [
+        UserMessage(content="find the ledger tool"),
+        AssistantMessage(message_id="m1", content=[ToolUseBlock(id="s", name="ToolSearch", input={"query": "ledger"})]),
+        search,
+    ]
+
+    def wire_for(history, deferred):
+        pipeline = Pipeline(state=PipelineState(config=PipelineConfig(deferred_tools=frozenset(deferred))))
+        projection = pipeline.project(history, dry_run=True)
+        return projection, projection.wire[-1]["content"]
+
+    projection, content = wire_for(view, {found})
+    # The [id:] tag follows the result as its own block, so the result holds nothing but references.
+    assert content == [
+        {"type": "tool_result", "tool_use_id": "s", "content": [{"type": "tool_reference", "tool_name": found}]},
+        {"type": "text", "text": id_tag(search.uuid)},
+    ]
+    assert projection.loaded_tools == frozenset()
+    _, gone = wire_for(view, set())
+    assert gone[0]["content"] == [{"type": "text", "text": f"[Tool {found} is not a deferred tool of this request.]"}]
+    # After a compaction whose boundary loaded the tool, a reference in the kept tail is text too.
+    boundary = SystemMessage(subtype="compact_boundary", metadata={"preCompactDiscoveredTools": [found]})
+    projection, loaded = wire_for([boundary, *view], {found, "mcp__ledger__record_08"})
+    assert projection.loaded_tools == frozenset({found})
+    assert loaded[0]["content"][0]["type"] == "text"

@@ -57,3 +57,33 @@ async def test_no_callback_means_denied_and_always_adds_a_rule():
     assert policy.check(req("make test -j2")) is Decision.ALLOW_ONCE
     assert policy.check(req("make")) is None or policy.check(req("make")) is Decision.ALLOW_ONCE
     assert policy.check(req("rm x")) is None
+
+
+def mcp(tool: str) -> PermissionRequest:
+    return PermissionRequest(tool_name=tool, key="")
+
+
+def test_mcp_rules_name_one_tool_or_every_tool_of_a_server():
+    one = PermissionPolicy.from_rules(["mcp__github__create_issue"], [])
+    assert one.check(mcp("mcp__github__create_issue")) is Decision.ALLOW_ONCE
+    assert one.check(mcp("mcp__github__delete_repo")) is None
+    for rule in ("mcp__github", "mcp__github__*"):
+        server = PermissionPolicy.from_rules([rule], [])
+        assert server.check(mcp("mcp__github__delete_repo")) is Decision.ALLOW_ONCE
+        assert server.check(mcp("mcp__githubx__anything")) is None
+        assert server.check(mcp("Bash")) is None
+    both = PermissionPolicy.from_rules(["mcp__github"], ["mcp__github__delete_repo"])
+    assert both.check(mcp("mcp__github__delete_repo")) is Decision.DENY
+    assert both.check(mcp("mcp__github__create_issue")) is Decision.ALLOW_ONCE
+
+
+async def test_always_allowing_an_mcp_tool_adds_the_rule_for_that_tool_only():
+    policy = PermissionPolicy.from_rules([], [])
+
+    async def always(request: PermissionRequest) -> Decision:
+        return Decision.ALLOW_ALWAYS
+
+    assert await policy.decide(mcp("mcp__demo__echo"), always) is Decision.ALLOW_ALWAYS
+    assert [(r.tool, r.spec) for r in policy.allow] == [("mcp__demo__echo", None)]
+    assert policy.check(mcp("mcp__demo__echo")) is Decision.ALLOW_ONCE
+    assert policy.check(mcp("mcp__demo__crash")) is None
