@@ -114,6 +114,16 @@ class McpManager:
         notices, self._notices = self._notices, []
         return notices
 
+    def summary(self) -> str:
+        """One line for the start of a session: how many servers are up, and where to look."""
+        counts: dict[str, int] = {}
+        for connection in self.connections:
+            counts[connection.status] = counts.get(connection.status, 0) + 1
+        states = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        tools = f"{len(self.tools)} tools" + (f", {len(self.deferred)} deferred" if self.deferred else "")
+        servers = f"{len(self.connections)} server" + ("s" if len(self.connections) != 1 else "")
+        return f"MCP: {servers} ({states}), {tools}; /mcp for details"
+
     def status(self) -> list[McpServerStatus]:
         by_server: dict[str, list[McpToolStatus]] = {}
         for tool in self.tools:
@@ -130,7 +140,7 @@ class McpManager:
                 error=c.error,
                 server_label=c.server_label,
                 tools=by_server.get(c.name, []),
-                log_path=str(c.log_path) if c.log_path.exists() else "",
+                log_path=str(c.log_path) if c.log_path.is_file() and c.log_path.stat().st_size else "",
             )
             for c in self.connections
         ]

@@ -96,7 +96,10 @@ class Launcher:
 
         self.settings = launch.settings
         self.notices = list(launch.notices)
-        return await open_session(launch.settings, self.cwd, resume=launch.resume, ask=ask)
+        session = await open_session(launch.settings, self.cwd, resume=launch.resume, ask=ask)
+        if session.mcp is not None:
+            self.notices.append(session.mcp.summary())
+        return session
 
     async def reopen(self, resume: ResumeSource | None, previous: Session, ask: ApprovalCallback) -> Session:
         """The next session (/clear, /resume), with the model the previous one ended on."""

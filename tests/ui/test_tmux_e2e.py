@@ -116,3 +116,38 @@ def test_the_inline_repl_answers_runs_commands_and_exits(emulator, project: Path
         _wait_for_text(name, "AGENT-REPL-EXIT=0")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
+
+
+def test_an_mcp_server_is_listed_by_slash_mcp_and_its_tool_is_asked_for_then_runs(emulator, project: Path, home: Path):
+    server_script = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(
+        json.dumps({"mcp_servers": {"demo": {"command": sys.executable, "args": [str(server_script)]}}})
+    )
+    server = emulator(
+        [{"tools": [{"name": "mcp__demo__echo", "input": {"text": "from tmux"}}]}, {"text": "The server echoed it."}]
+    )
+    name = _start(server, home, project)
+    try:
+        _wait_for_text(name, "MCP: 1 server (1 connected), 8 tools; /mcp for details")
+        _type(name, "/mcp")
+        screen = _wait_for_text(name, "mcp__demo__slow")
+        assert "demo connected 8 tools user · stdio" in _unwrapped(screen)
+        _type(name, "echo it")
+        screen = _wait_for_text(name, "Allow mcp__demo__echo?")
+        assert '{"text":"from tmux"}' in _unwrapped(screen)
+        subprocess.run(["tmux", "send-keys", "-t", name, "y"], check=True, timeout=10)
+        _wait_for_text(name, "The server echoed it.")
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-d"], check=True, timeout=10)
+        _wait_for_text(name, "AGENT-REPL-EXIT=0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
+    [transcript] = sorted((home / "projects").glob("*/*.jsonl"))
+    results = [
+        block
+        for r in map(json.loads, transcript.read_text().splitlines())
+        if r.get("type") == "user" and isinstance(r["message"]["content"], list)
+        for block in r["message"]["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert [b["content"] for b in results] == ["echo: from tmux"]
