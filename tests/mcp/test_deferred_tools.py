@@ -73,19 +73,22 @@ async def test_sixty_tools_are_deferred_and_a_tool_found_by_tool_search_is_still
         mcp_tools = [t for t in first["tools"] if t["name"].startswith("mcp__")]
         assert len(mcp_tools) == 68 and all(t["defer_loading"] is True for t in mcp_tools)
         loaded = [t for t in first["tools"] if not t.get("defer_loading")]
-        assert [t["name"] for t in loaded] == ["Bash", "Glob", "Grep", "Read", "Snip", "ToolSearch"]
+        assert [t["name"] for t in loaded] == sorted(n for n in session.tools if not n.startswith("mcp__"))
+        assert {"Read", "Bash", "ToolSearch"} <= {t["name"] for t in loaded}
         # The breakpoint sits on the last tool the model reads, not on a deferred one.
-        assert [t["name"] for t in first["tools"] if "cache_control" in t] == ["ToolSearch"]
+        assert [t["name"] for t in first["tools"] if "cache_control" in t] == [loaded[-1]["name"]]
         search = next(t for t in first["tools"] if t["name"] == "ToolSearch")
         assert "mcp__ledger__record_59" in search["description"] and "mcp__ledger__echo" in search["description"]
 
-        # The tool list stays under its share of the window; sent loaded, it would not.
+        # What the MCP servers add to the tool list (ToolSearch with the names) stays under its share
+        # of the window; their definitions sent loaded would not.
         deferred_tokens = tool_list_tokens(server, first, first["tools"])
-        builtin_tokens = tool_list_tokens(server, first, without_cache_control(loaded))
+        assert deferred_tokens == tool_list_tokens(server, first, without_cache_control(loaded))
+        builtin = [t for t in without_cache_control(loaded) if t["name"] != "ToolSearch"]
+        builtin_tokens = tool_list_tokens(server, first, builtin)
         undeferred = [{k: v for k, v in t.items() if k != "defer_loading"} for t in without_cache_control(first["tools"])]
         undeferred_tokens = tool_list_tokens(server, first, undeferred)
-        assert deferred_tokens == builtin_tokens
-        assert deferred_tokens < SHARE * WINDOW < undeferred_tokens
+        assert deferred_tokens - builtin_tokens < SHARE * WINDOW < undeferred_tokens - builtin_tokens
 
         # ToolSearch answers with a tool_reference, and the tool list never changes meanwhile.
         reference = last_result(after_search)["content"]
