@@ -10,6 +10,7 @@ nothing, so the numbers shown are the numbers the API will see (R1.3).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from agent_repl.context.estimate import (
@@ -127,13 +128,21 @@ class Pipeline:
     def configure_endpoint(self, *, cache_editing: bool) -> None:
         self.state.config.cache_editing = cache_editing
 
-    def configure_model(self, *, prompt_seed: str, thinking_on: bool, on_demand_compaction: bool) -> None:
+    def configure_model(
+        self,
+        *,
+        prompt_seed: str,
+        thinking_on: bool,
+        on_demand_compaction: bool,
+        prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
+    ) -> None:
         config = self.state.config
         config.prompt_seed, config.thinking_on, config.on_demand_compaction = (
             prompt_seed,
             thinking_on,
             on_demand_compaction,
         )
+        config.prompt_seed_for = prompt_seed_for
 
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection:
         state = self.state
@@ -159,14 +168,17 @@ class Pipeline:
             body_extras.update(outcome.body_extras)
             betas.extend(b for b in outcome.betas if b not in betas)
         drafts = normalize_drafts(view, blocks_for=lambda m: state.facts.get(m).wire_blocks)
+        loaded = boundary_loaded_tools(view) & state.config.deferred_tools
+        resolve_tool_references(drafts, state.config.deferred_tools - loaded)
+        seed = state.config.prompt_seed
+        if loaded and state.config.prompt_seed_for is not None:
+            seed = state.config.prompt_seed_for(loaded)
         recorded = recorded_prefixes(view)
-        thinking = leave_out_stale_thinking(drafts, state.config.prompt_seed, recorded)
+        thinking = leave_out_stale_thinking(drafts, seed, recorded)
         drafts = thinking.drafts
         if thinking.left_out:
             where = f"from wire message {thinking.first_changed}"
             reports.append(StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}"))
-        loaded = boundary_loaded_tools(view) & state.config.deferred_tools
-        resolve_tool_references(drafts, state.config.deferred_tools - loaded)
         if state.config.cache_editing:
             decorate_for_cache_editing(drafts, view, state)
             betas.append(CACHE_EDITING_BETA)

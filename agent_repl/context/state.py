@@ -78,6 +78,8 @@ class PipelineConfig:
     # The digest of the request header (model, system, tools) the thinking prefix chain starts
     # from (agent_repl.core.thinking_prefix); set by the session, again when the model changes.
     prompt_seed: str = ""
+    # The seed for a view whose compact boundary loaded deferred tools (the tool list differs).
+    prompt_seed_for: Callable[[frozenset[str]], str] | None = None
     # Whether the model being called thinks (clear_thinking is refused without thinking on).
     thinking_on: bool = False
     # Whether it takes the API's on-demand compaction (the summary that keeps kept turns' thinking).

@@ -7,6 +7,7 @@ which must have no side effects (no records written, no model call, no state cha
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,8 +49,16 @@ class Projection:
 class Projector(Protocol):
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection: ...
 
-    def configure_model(self, *, prompt_seed: str, thinking_on: bool, on_demand_compaction: bool) -> None:
-        """The model being called: the thinking prefix seed and what the model accepts."""
+    def configure_model(
+        self,
+        *,
+        prompt_seed: str,
+        thinking_on: bool,
+        on_demand_compaction: bool,
+        prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
+    ) -> None:
+        """The model being called: the thinking prefix seed (`prompt_seed_for` gives it for a tool
+        list with deferred tools loaded) and what the model accepts."""
         ...
 
     def observe_response(

@@ -163,14 +163,16 @@ class Session:
         configure = getattr(self.projector, "configure_model", None)
         if configure is None:
             return
-        header = build_request(
-            model=self._model, max_tokens=1, system=self.system_prompt, tools=self.tool_definitions, messages=[]
-        )
+        def seed(loaded: frozenset[str]) -> str:
+            tools = self.definitions_for(loaded)
+            return prefix_seed(build_request(model=self._model, max_tokens=1, system=self.system_prompt, tools=tools, messages=[]))
+
         info = self.model_info
         configure(
-            prompt_seed=prefix_seed(header),
+            prompt_seed=seed(frozenset()),
             thinking_on=info.thinking_default_on,
             on_demand_compaction=info.on_demand_compaction,
+            prompt_seed_for=seed,
         )
 
     @property

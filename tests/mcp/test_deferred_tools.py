@@ -53,7 +53,7 @@ async def test_sixty_tools_are_deferred_and_a_tool_found_by_tool_search_is_still
         {"text": "Loading the ledger tool.", "tools": [{"name": "ToolSearch", "input": {"query": "ledger record 7"}}]},
         {"tools": [{"name": FOUND, "input": {"fields": "owner"}}]},
         {"text": "Record 7 is fine."},
-        {"tools": [{"name": FOUND, "input": {"fields": "status"}}]},
+        {"thinking": "Record 7 again, for its status.", "tools": [{"name": FOUND, "input": {"fields": "status"}}]},
         {"text": "Still fine."},
     ]
     server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), context_window=WINDOW)
@@ -122,6 +122,12 @@ async def test_sixty_tools_are_deferred_and_a_tool_found_by_tool_search_is_still
         ]
         assert [t["name"] for t in compacted["tools"] if "cache_control" in t] == [found_by_search[-1]]
         assert last_result(final)["content"].startswith("record 7: status ok (fields=status")
+        # The thinking of the reply after the compaction goes back as it came: its prefix holds.
+        sent = [b for m in final["messages"] if m["role"] == "assistant" for b in m["content"] if b["type"] == "thinking"]
+        stored = [
+            b for r in records(session) if r.get("type") == "assistant" for b in r["message"]["content"] if b["type"] == "thinking"
+        ]
+        assert len(sent) == 1 and sent[0]["signature"] and sent == stored[-1:]
         assert json.dumps(final["tools"]) == json.dumps(compacted["tools"])
 
         # A resumed session sends the same next request, the found tool still loaded.
