@@ -10,11 +10,13 @@ query loop writes them into the conversation (`take_notices`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agent_repl.core.persisted_output import ensure_private_dir
 from agent_repl.core.settings import Settings
 from agent_repl.mcp.config import McpServerSpec, configured_servers
 from agent_repl.mcp.connection import McpConnection
@@ -45,11 +47,36 @@ class McpServerStatus:
     log_path: str = ""
 
 
+SDK_LOGGER = "mcp"
+
+
+def capture_sdk_logs(path: Path) -> logging.Handler:
+    """The SDK's own log lines (a server that prints to stdout, a broken message) go to a file
+    beside the servers' stderr logs, never to the terminal the UI draws on."""
+    ensure_private_dir(path.parent)
+    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    logger = logging.getLogger(SDK_LOGGER)
+    logger.addHandler(handler)
+    logger.propagate = False
+    return handler
+
+
+def release_sdk_logs(handler: logging.Handler) -> None:
+    logger = logging.getLogger(SDK_LOGGER)
+    logger.removeHandler(handler)
+    handler.close()
+    if not logger.handlers:
+        logger.propagate = True
+
+
 class McpManager:
-    def __init__(self, connections: list[McpConnection], notices: list[str]) -> None:
+    def __init__(self, connections: list[McpConnection], notices: list[str], sdk_log: logging.Handler | None = None) -> None:
         self.connections = connections
         self._notices = list(notices)
         self._reported_failures: set[str] = set()
+        self._sdk_log = sdk_log
         self.tools: list[McpTool] = []
         self.deferred: frozenset[str] = frozenset()
 
@@ -69,6 +96,7 @@ class McpManager:
         if not specs and not problems:
             return None
         environ = dict(os.environ) if environ is None else environ
+        sdk_log = capture_sdk_logs(log_dir / "sdk.log")
         connections = [
             McpConnection(
                 spec,
@@ -82,7 +110,7 @@ class McpManager:
             for spec in specs
         ]
         await asyncio.gather(*(c.start() for c in connections))
-        manager = cls(connections, problems)
+        manager = cls(connections, problems, sdk_log)
         manager.tools = manager._collect_tools()
         return manager
 
@@ -147,3 +175,6 @@ class McpManager:
 
     async def aclose(self) -> None:
         await asyncio.gather(*(c.close() for c in self.connections), return_exceptions=True)
+        if self._sdk_log is not None:
+            release_sdk_logs(self._sdk_log)
+            self._sdk_log = None

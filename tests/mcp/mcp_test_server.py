@@ -1,6 +1,6 @@
 """A small MCP server for the tests, built on the official `mcp` SDK's server side.
 
-    python mcp_test_server.py [--http PORT] [--many N]
+    python mcp_test_server.py [--http PORT] [--many N] [--banner]
 
 Over stdio by default, or streamable HTTP on 127.0.0.1:PORT at /mcp. Its tools: echo, add,
 picture (an image and a caption), big (long text), env (one environment variable), headers (the
@@ -95,8 +95,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None, metavar="PORT")
     parser.add_argument("--many", type=int, default=0)
+    parser.add_argument("--banner", action="store_true", help="print a line that is not JSON-RPC to stdout first")
     args = parser.parse_args()
     server = build(args.many)
+    if args.banner:
+        print("Welcome to the test server!", flush=True)
     if args.http is None:
         server.run()
         return

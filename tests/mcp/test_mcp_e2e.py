@@ -307,3 +307,19 @@ async def test_a_server_gets_no_agent_credentials_in_its_environment_or_its_vari
     finally:
         await close_session(session)
         server.stop()
+
+
+async def test_a_server_that_prints_to_stdout_still_works_and_nothing_reaches_the_terminal(project, home, capfd):
+    write_mcp_json(project, {"noisy": stdio_server("--banner")})
+    server = emulator([{"tools": [{"name": "mcp__noisy__echo", "input": {"text": "through"}}]}, {"text": "ok"}])
+    session = await session_on(server, project, home)
+    try:
+        events = await run(session, "go")
+        assert events[-1].reason == "completed"
+        assert last_result(main_bodies(server)[1])["content"].startswith("echo: through")
+    finally:
+        await close_session(session)
+        server.stop()
+    assert capfd.readouterr().err == ""
+    (log,) = (home / "projects").glob("*/*/mcp-logs/sdk.log")
+    assert "Failed to parse JSONRPC message from server" in log.read_text()
