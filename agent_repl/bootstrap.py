@@ -36,16 +36,16 @@ from agent_repl.core.request import tool_definitions
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt
-from agent_repl.core.todos import latest_todos
+from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
 from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
 from agent_repl.mcp.manager import McpManager
+from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.loader import LoadedSession, load_session
 from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
 from agent_repl.transcript.writer import TranscriptWriter
 from tools import builtin_tools
-from tools.todo_write import TODOS_STATE_KEY
 from tools.tool_search import ToolSearch
 
 
@@ -169,6 +169,9 @@ async def open_session(
     if resume is not None:
         session.loaded_tools = boundary_loaded_tools(slice_after_compact_boundary(history, pipeline.state.compaction.undone))
     install_snip(session, pipeline)
+    session.file_history = FileHistory(file_history_dir(settings.home, session_id), cwd, session.append_record, clock)
+    if resume is not None and resume.owned:
+        session.file_history.load(resume.loaded.side_records)
     session.mode.set(PermissionMode(settings.permission_mode))
     # The todo list goes on where the resumed conversation left it.
     session.tool_state[TODOS_STATE_KEY] = [todo.model_dump() for todo in latest_todos(history)]

@@ -3,18 +3,16 @@
 A file is decoded the way it was written (UTF-8, UTF-8 or UTF-16 with a byte-order mark, and
 Latin-1 for bytes that are not UTF-8, which round-trips every byte) and encoded back the same
 way, so an edit changes only the bytes it means to. Writes go to a temporary file beside the
-target and replace it in one rename, keeping the file's permissions; a symlink is followed, so
-the link stays a link.
+target and replace it in one rename (`agent_repl.core.atomic`).
 """
 
 from __future__ import annotations
 
-import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_repl.core.atomic import write_atomic as write_atomic
 from agent_repl.core.persisted_output import format_size
 
 MAX_EDIT_BYTES = 16 * 1024 * 1024
@@ -104,30 +102,6 @@ def load_text(path: Path) -> TextFile:
     except UnicodeDecodeError as exc:
         raise FileError(f"{path} starts with a byte-order mark but is not valid {exc.encoding}.") from exc
     return TextFile(path, data, text, encoding, bom, usual_newline(text), stat.S_IMODE(st.st_mode))
-
-
-def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace `path` (the file a symlink points at) with `data` in one rename. Raises OSError."""
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
 
 
 def changed_lines(hunks: list[dict]) -> list[int]:

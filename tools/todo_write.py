@@ -6,12 +6,9 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.todos import STATUS_MARKS, Todo
+from agent_repl.core.todos import STATUS_MARKS, TODOS_STATE_KEY, Todo
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs
-
-# Where the current list lives in `ToolContext.state` (the session seeds it on resume).
-TODOS_STATE_KEY = "todos"
 
 
 class TodoWriteArgs(ToolArgs):

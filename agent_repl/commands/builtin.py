@@ -16,6 +16,9 @@ from agent_repl.commands.results import (
     HelpReport,
     ModelReport,
     ResumeChoices,
+    RewindChoices,
+    RewindDone,
+    RewindOptions,
     SessionSwitched,
     SnipChoices,
     SnipDone,
@@ -27,9 +30,11 @@ KEYS = [
     ("Shift+Enter, Ctrl+J", "new line"),
     ("Up / Down", "earlier prompts of this project"),
     ("Tab", "complete a command or a file path (in an empty input: move to the conversation)"),
-    ("Shift+Tab / Tab", "move between tool blocks and dividers; Enter opens one, o opens a saved output"),
+    ("Tab / Shift+Tab", "in the conversation: move between tool blocks and dividers; Enter opens one, o opens a saved output"),
     ("PageUp / PageDown", "scroll the conversation"),
     ("Esc", "interrupt the running turn"),
+    ("Esc Esc", "on an empty input: rewind to before an earlier prompt"),
+    ("Shift+Tab", "in the input: cycle the permission mode (default, accept edits, plan)"),
     ("Ctrl+C twice, Ctrl+D", "exit"),
 ]
 
@@ -195,6 +200,38 @@ async def uncompact_command(ctx: CommandContext, args: str) -> CommandResult:
     return TextOutput(text, level="info" if ok else "warning")
 
 
+REWIND_WHAT = {"both": "both", "code": "code", "conversation": "conversation", "conv": "conversation", "chat": "conversation"}
+
+
+async def rewind_command(ctx: CommandContext, args: str) -> CommandResult:
+    """`/rewind` lists prompts; `/rewind ID` asks what to restore; `/rewind ID both|conversation|code` does it."""
+    from agent_repl.context.pipeline import Pipeline
+    from agent_repl.context.rewind import rewind, rewind_targets
+
+    session = ctx.session
+    if not isinstance(session.projector, Pipeline):
+        return TextOutput("/rewind needs the context pipeline", level="error")
+    targets = rewind_targets(session, session.projector)
+    words = args.split()
+    if not words:
+        return RewindChoices(targets)
+    ref = words[0]
+    target = next((t for t in targets if t.uuid == ref), None) or next(
+        (t for t in targets if t.uuid.startswith(ref)), None
+    )
+    if ref.isdigit() and target is None and 1 <= int(ref) <= len(targets):
+        target = targets[int(ref) - 1]
+    if target is None:
+        return TextOutput(f"no prompt {ref!r} to rewind to; /rewind lists them", level="error")
+    if len(words) == 1:
+        return RewindOptions(target)
+    what = REWIND_WHAT.get(words[1].lower())
+    if what is None or len(words) > 2:
+        return TextOutput("usage: /rewind [ID [both | conversation | code]]", level="error")
+    outcome = await rewind(session, session.projector, target.uuid, what)  # type: ignore[arg-type]
+    return RewindDone(outcome.text, outcome.prompt_text if what != "code" else "", "info" if outcome.ok else "error")
+
+
 def default_registry() -> CommandRegistry:
     """The built-in commands, in the order /help lists them."""
     registry = CommandRegistry()
@@ -204,6 +241,13 @@ def default_registry() -> CommandRegistry:
         Command("snip", "remove messages from the model's view", snip_command, usage="[ID | ID..ID]"),
         Command("compact", "summarize the conversation so far", compact_command, usage="[instructions]"),
         Command("uncompact", "undo the last compaction", uncompact_command),
+        Command(
+            "rewind",
+            "go back to before a prompt: the code, the conversation or both (also Esc Esc)",
+            rewind_command,
+            usage="[ID [both|conversation|code]]",
+            aliases=("checkpoint",),
+        ),
         Command(
             "resume",
             "continue another session of this project",

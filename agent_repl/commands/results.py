@@ -110,6 +110,28 @@ class McpReport:
     config_hint: str = ""
 
 
+@dataclass(frozen=True)
+class RewindChoices:
+    """No argument to /rewind: the prompts to go back to (`agent_repl.context.rewind.RewindTarget`s)."""
+
+    targets: list[Any]
+
+
+@dataclass(frozen=True)
+class RewindOptions:
+    """A prompt picked: what to restore (code, conversation or both) is asked next."""
+
+    target: Any
+
+
+@dataclass(frozen=True)
+class RewindDone:
+    text: str
+    # The prompt's text, put back in the input so the user can edit and resend it.
+    prompt_text: str = ""
+    level: Level = "info"
+
+
 CommandResult = (
     TextOutput
     | HelpReport
@@ -123,4 +145,7 @@ CommandResult = (
     | SnipDone
     | CompactDone
     | McpReport
+    | RewindChoices
+    | RewindOptions
+    | RewindDone
 )

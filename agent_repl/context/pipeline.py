@@ -83,15 +83,17 @@ def is_refused(message: Message) -> bool:
 
 
 class BoundarySlice:
-    """R3.0: the last compact boundary onward, then snipped entries, undone compactions and
-    refused replies filtered out."""
+    """R3.0: the last compact boundary onward, then snipped entries, undone compactions, rewound
+    entries and refused replies filtered out."""
 
     name = "boundary"
 
     def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
         compaction = state.compaction
         sliced = slice_after_compact_boundary(view, compaction.undone)
-        hidden = state.snip.snipped | compaction.excluded if compaction.excluded else state.snip.snipped
+        hidden = state.snip.snipped
+        if compaction.excluded or state.rewound:
+            hidden = hidden | compaction.excluded | state.rewound
         kept = [m for m in sliced if m.uuid not in hidden and not is_refused(m)]
         return StageOutcome(kept, items=len(view) - len(kept), detail=f"{len(view) - len(kept)} entries before or snipped")
 

@@ -18,6 +18,7 @@ from agent_repl.transcript.records import (
     CompactionUndoRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
+    RewindRecord,
     SnipRecord,
 )
 
@@ -42,6 +43,8 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
         elif isinstance(record, CompactionUndoRecord):
             state.compaction.undone.add(record.boundary_uuid)
             state.compaction.excluded.update(record.excluded_uuids)
+        elif isinstance(record, RewindRecord):
+            state.rewound.update(record.excluded_uuids)
         elif isinstance(record, CollapseCommitRecord):
             collapses.append(record)
         elif isinstance(record, CacheEditRecord):

@@ -195,6 +195,8 @@ class PipelineState:
     tokens: TokenAccounting = field(default_factory=TokenAccounting)
     compaction: CompactionState = field(default_factory=CompactionState)
     collapse: CollapseState = field(default_factory=CollapseState)
+    # Entries a /rewind of the conversation took out of the view (the history keeps them).
+    rewound: set[str] = field(default_factory=set)
     # Per-entry facts (tokens, wire blocks, tool ids) and per-text token counts, kept across turns.
     facts: FactCache = field(default_factory=FactCache)
     clock: Callable[[], datetime] = utc_now

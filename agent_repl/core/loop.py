@@ -173,6 +173,8 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
     session.cancelled.clear()
     await session.ensure_started()
     user_message = await session.append(UserMessage(content=prompt))
+    if session.file_history is not None:
+        await session.file_history.start_prompt(user_message.uuid)
     yield TurnStarted(prompt=prompt, message=user_message)
     reminder = mode_reminder(session.announced_mode, session.mode.mode)
     session.announced_mode = session.mode.mode

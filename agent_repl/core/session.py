@@ -7,7 +7,7 @@ transcript as it is appended. The model's view is built from it each turn by the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -102,8 +102,8 @@ class Session:
         self.mode = ModeHolder()
         # The mode the model was last told about (plan mode on or off).
         self.announced_mode = PermissionMode.DEFAULT
-        # Awaited with a path before a tool changes the file (the file history's checkpoint).
-        self.before_change: Callable[[Path], Awaitable[None]] | None = None
+        # Checkpoints of the files the tools change (agent_repl.transcript.file_history), if kept.
+        self.file_history: Any = None
         self.usage_total = Usage()
         self.cost_total_usd = 0.0
         self.request_count = 0
@@ -224,7 +224,7 @@ class Session:
             redactor=self.redactor,
             files=self.files,
             mode=self.mode,
-            before_change=self.before_change,
+            before_change=self.file_history.before_change if self.file_history is not None else None,
             scrubbed_env=self.settings.scrubbed_env,
         )
 

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TODO_TOOL = "TodoWrite"
+# Where the current list lives in the session's shared tool state (TodoWrite's `oldTodos`).
+TODOS_STATE_KEY = "todos"
 STATUS_MARKS = {"pending": "☐", "in_progress": "◐", "completed": "☒"}
 
 

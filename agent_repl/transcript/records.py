@@ -216,6 +216,17 @@ class CompactionUndoRecord(SideRecord):
     excluded_uuids: list[str]
 
 
+class RewindRecord(SideRecord):
+    """A /rewind to just before a prompt: what left the model's view, and which files were put back."""
+
+    type: Literal["rewind"] = "rewind"
+    prompt_uuid: str
+    restore: Literal["both", "conversation", "code"]
+    # The entries that left the view (empty when only the code was restored).
+    excluded_uuids: list[str] = Field(default_factory=list)
+    files_restored: list[str] = Field(default_factory=list)
+
+
 class SessionMemoryRecord(SideRecord):
     """The session's notes as last extracted (SPEC R3.8); a resume restores them from this alone."""
 
@@ -240,6 +251,7 @@ BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
     MicrocompactClearRecord,
     CacheEditRecord,
     CompactionUndoRecord,
+    RewindRecord,
     SessionMemoryRecord,
     SessionMetaRecord,
 )
@@ -304,6 +316,7 @@ __all__ = [
     "MessageRecord",
     "MicrocompactClearRecord",
     "RecordEnvelope",
+    "RewindRecord",
     "SessionMemoryRecord",
     "SessionMetaRecord",
     "SideRecord",

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 # A second Ctrl+C within this many seconds exits.
 EXIT_PRESS_WINDOW = 2.0
 # Commands that change the session or its view are queued behind the running turn; others answer at once.
-NOT_DURING_A_TURN = {"clear", "resume", "snip", "model", "compact", "uncompact"}
+NOT_DURING_A_TURN = {"clear", "resume", "snip", "model", "compact", "uncompact", "rewind"}
 # Commands that can take a while show the working indicator.
 WORKING_LABELS = {
     "compact": "Compacting",
@@ -113,6 +113,7 @@ class AgentApp(App[int]):
         # A turn or a queued command is running: the next queued line waits for it.
         self.busy = False
         self._last_ctrl_c: float | None = None
+        self._last_escape: float | None = None
         self._sdk_ready: asyncio.Future | None = None
         self.permission_asker = PermissionAsker(self, launcher.cwd, self._notify)
         # Not `_closed`: Textual's message pump uses that name, and setting it drops every later message.
@@ -225,7 +226,8 @@ class AgentApp(App[int]):
     def show_todos(self, session: Session) -> None:
         from agent_repl.core.todos import latest_todos
 
-        self.todos.show(latest_todos(session.messages))
+        rewound = session.projector.state.rewound  # type: ignore[attr-defined]
+        self.todos.show(latest_todos(m for m in session.messages if m.uuid not in rewound))
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -372,6 +374,16 @@ class AgentApp(App[int]):
             picker = ResumePicker(result.sessions, result.current_id, now=self.now() if self.now else None)
             self.push_screen(picker, callback=lambda path: self._pick("/resume", path))
             return
+        if isinstance(result, r.RewindChoices):
+            from agent_repl.ui.screens.rewind import RewindPicker
+
+            self.push_screen(RewindPicker(result.targets), callback=lambda uuid: self._pick("/rewind", uuid))
+            return
+        if isinstance(result, r.RewindOptions):
+            from agent_repl.ui.screens.rewind import RewindOptionsScreen
+
+            self.push_screen(RewindOptionsScreen(result.target), callback=lambda choice: self._pick("/rewind", choice))
+            return
         if isinstance(result, r.SnipChoices):
             if not result.items:
                 await self.conversation.add_output(command, render_result(result))
@@ -385,6 +397,11 @@ class AgentApp(App[int]):
             # /snip, /compact and /uncompact change what the model sees, not the history: re-mark it.
             await self.conversation.add_messages(session.messages)
             self.refresh_marks()
+        if isinstance(result, r.RewindDone) and session is not None:
+            self.show_todos(session)
+            if result.prompt_text and not self.prompt.text:
+                self.prompt.load_text(result.prompt_text)
+                self.prompt.move_cursor(self.prompt.document.end)
         if isinstance(result, r.CompactDone):
             self.status.context_tokens = result.tokens_after
             self.status.refresh_line()
@@ -439,9 +456,21 @@ class AgentApp(App[int]):
             self.session.interrupt()
             self.working.label = "Interrupting"
             self.working.refresh_line()
-        else:
-            self.set_hint("")
+            self.prompt.focus()
+            return
+        self.set_hint("")
         self.prompt.focus()
+        now = self.clock()
+        if self.prompt.text.strip() or self.holder is None:
+            self._last_escape = None
+            return
+        if self._last_escape is not None and now - self._last_escape <= EXIT_PRESS_WINDOW:
+            self._last_escape = None
+            self.pending.append("/rewind")
+            self._next_pending()
+            return
+        self._last_escape = now
+        self.set_hint("press Esc again to rewind to an earlier prompt")
 
     async def action_ctrl_c(self) -> None:
         """As in Claude Code: interrupt a running turn, else clear the input, else twice to exit."""

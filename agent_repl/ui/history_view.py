@@ -126,11 +126,12 @@ def _system_notice(message: SystemMessage) -> NoticeItem:
 @dataclass
 class ViewMarks:
     """What the model no longer sees as such: snipped entries, entries inside a committed collapse,
-    and compact boundaries taken back by /uncompact."""
+    compact boundaries taken back by /uncompact, and entries a /rewind took back."""
 
     snipped: set[str] = field(default_factory=set)
     collapsed: set[str] = field(default_factory=set)
     undone: set[str] = field(default_factory=set)
+    rewound: set[str] = field(default_factory=set)
 
     @classmethod
     def from_state(cls, state: Any) -> ViewMarks:
@@ -140,9 +141,12 @@ class ViewMarks:
             snipped=set(state.snip.snipped),
             collapsed=set(collapse.owner) if collapse is not None else set(),
             undone=set(compaction.undone) if compaction is not None else set(),
+            rewound=set(getattr(state, "rewound", ())),
         )
 
     def mark_of(self, item: Item) -> str | None:
+        if any(uuid in self.rewound for uuid in item.uuids):
+            return "rewound"
         if any(uuid in self.snipped for uuid in item.uuids):
             return "snipped"
         if any(uuid in self.collapsed for uuid in item.uuids):

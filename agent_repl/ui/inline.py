@@ -303,6 +303,15 @@ async def _follow_up(result: r.CommandResult, prompt: PromptSession) -> str | No
         answer = await _choose(prompt, "resume which? (number, empty to cancel) > ")
         if answer.isdigit() and 1 <= int(answer) <= len(result.sessions):
             return f"/resume {result.sessions[int(answer) - 1].path}"
+    if isinstance(result, r.RewindChoices) and result.targets:
+        answer = await _choose(prompt, "rewind to before which prompt? (number, empty to cancel) > ")
+        if answer.isdigit() and 1 <= int(answer) <= len(result.targets):
+            return f"/rewind {result.targets[int(answer) - 1].uuid}"
+    if isinstance(result, r.RewindOptions):
+        answer = (await _choose(prompt, "restore what? [b/c/o] > ")).lower()[:1]
+        what = {"b": "both", "c": "conversation", "o": "code"}.get(answer)
+        if what:
+            return f"/rewind {result.target.uuid} {what}"
     if isinstance(result, r.SnipChoices) and result.items:
         answer = await _choose(prompt, "snip which? (ID or ID..ID, empty to cancel) > ")
         if answer:

@@ -19,6 +19,9 @@ from agent_repl.commands.results import (
     McpReport,
     ModelReport,
     ResumeChoices,
+    RewindChoices,
+    RewindDone,
+    RewindOptions,
     SessionSwitched,
     SnipChoices,
     SnipDone,
@@ -87,6 +90,12 @@ def render_result(result: CommandResult, *, now: datetime | None = None) -> Rend
         from agent_repl.ui.render_mcp import render_mcp
 
         return render_mcp(result)
+    if isinstance(result, RewindChoices):
+        return render_rewind_targets(result.targets)
+    if isinstance(result, RewindOptions):
+        return render_rewind_options(result.target)
+    if isinstance(result, RewindDone):
+        return Text(result.text, style=LEVEL_STYLE[result.level])
     if isinstance(result, ExitRequest):
         return Text("bye")
     return Text(repr(result))
@@ -284,3 +293,42 @@ def render_snippable(items: list[SnippableMessage]) -> RenderableType:
     for item in items:
         table.add_row(*snippable_row(item))
     return table
+
+
+def prompt_line(text: str, width: int = 80) -> str:
+    """A prompt's first non-blank line, made safe to show, cut to `width`."""
+    from agent_repl.core.visible import show_controls
+
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "(empty)")
+    line = show_controls(line, newlines=False)
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def rewind_files_note(target: Any) -> str:
+    files = list(target.files)
+    if not files:
+        return "no file changes"
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return f"{len(files)} file{'s' if len(files) != 1 else ''} changed: {shown}"
+
+
+def render_rewind_targets(targets: list[Any]) -> RenderableType:
+    if not targets:
+        return Text("no prompt to rewind to yet", style="yellow")
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for column in ("#", "prompt", "files changed since"):
+        table.add_column(column, overflow="ellipsis")
+    for number, target in enumerate(targets, 1):
+        table.add_row(str(number), prompt_line(target.text), rewind_files_note(target))
+    return table
+
+
+def render_rewind_options(target: Any) -> RenderableType:
+    from agent_repl.context.rewind import BASH_NOT_TRACKED
+
+    text = Text(f"rewind to before: {prompt_line(target.text)}\n", style="bold")
+    text.append(rewind_files_note(target) + "\n", style="dim")
+    if target.ran_bash:
+        text.append(BASH_NOT_TRACKED + "\n", style="yellow")
+    text.append("[b] code and conversation · [c] conversation · [o] code only · empty: never mind")
+    return text

@@ -155,3 +155,37 @@ def test_the_clients_id_tag_is_neither_quoted_nor_counted() -> None:
     assert "has 3 lines" in read and "[id:" not in read
     listing = _after_tool("Bash", {"command": "ls"}, "README.md\nsetup.py\n[id:abc123]")
     assert "[id:" not in listing
+
+
+FILE_TOOLS = TOOLS + [
+    {"name": n, "description": n, "input_schema": {"type": "object"}} for n in ("Edit", "Write")
+]
+
+
+def test_the_demo_reads_then_edits_then_points_at_rewind() -> None:
+    prompt = {"role": "user", "content": "edit README.md: replace `Demo` with `Sample` [id:a1b2c3]"}
+    first = ask([prompt], FILE_TOOLS)
+    [read] = [b for b in first.content if b["type"] == "tool_use"]
+    assert read["name"] == "Read" and read["input"] == {"file_path": "/home/dev/project/README.md"}
+    history = [
+        prompt,
+        {"role": "assistant", "content": first.content},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": read["id"], "content": "     1→# Demo"}]},
+    ]
+    second = ask(history, FILE_TOOLS)
+    [edit] = [b for b in second.content if b["type"] == "tool_use"]
+    assert edit["name"] == "Edit"
+    assert edit["input"] == {"file_path": "/home/dev/project/README.md", "old_string": "Demo", "new_string": "Sample"}
+    history += [
+        {"role": "assistant", "content": second.content},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": edit["id"], "content": "updated"}]},
+    ]
+    third = ask(history, FILE_TOOLS)
+    assert third.stop_reason == "end_turn" and "/rewind" in third.content[0]["text"]
+
+
+def test_the_demo_writes_a_new_file_directly() -> None:
+    reply = ask([{"role": "user", "content": "write notes.txt: buy milk"}], FILE_TOOLS)
+    [write] = [b for b in reply.content if b["type"] == "tool_use"]
+    assert write["name"] == "Write"
+    assert write["input"] == {"file_path": "/home/dev/project/notes.txt", "content": "buy milk\n"}

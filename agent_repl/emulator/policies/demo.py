@@ -22,6 +22,7 @@ from agent_repl.emulator.policies.base import (
     tool_use_block,
     tool_use_id,
 )
+from agent_repl.emulator.policies.demo_edits import file_step, latest_prompt, parse_file_intent
 from agent_repl.emulator.policies.demo_intents import Intent, parse_intent, working_directory
 
 NAME = "the offline demo model of agent-repl"
@@ -31,6 +32,8 @@ CAPABILITIES = (
     "- find files: `find *.py`\n"
     "- search text: `grep TODO in src`\n"
     "- run a command: `run ls -la`\n"
+    "- change a file: `edit README.md: replace old text with new text`\n"
+    "- write a file: `write notes.txt: a line of text`\n"
     "- look around: `what's in this repo?`\n"
     "Connect a real model (set ANTHROPIC_API_KEY) for anything smarter."
 )
@@ -125,6 +128,11 @@ class DemoPolicy:
         kind = summary.request_kind(body)
         if kind is not None:
             return summary.summary_reply(body, kind)
+        prompt = latest_prompt(body)
+        change = parse_file_intent(prompt[1], working_directory(body)) if prompt else None
+        if prompt and change:
+            key = request.conversation_key or request.request_index
+            return file_step(body, prompt[0], change, tool_names(body), key)
         results = _pending_results(body)
         if results:
             return self._answer_from(results)

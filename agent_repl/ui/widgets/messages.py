@@ -14,6 +14,7 @@ from agent_repl.ui.history_view import AssistantItem, NoticeItem, UserItem
 MARK_LABELS = {
     "snipped": "✂ snipped from the model's view",
     "collapsed": "⊟ collapsed into a summary in the model's view",
+    "rewound": "↶ rewound: no longer in the model's view",
 }
 
 
@@ -38,7 +39,7 @@ class UserMessageView(Static):
     def set_mark(self, mark: str | None) -> None:
         if mark != self.mark:
             self.mark = mark
-            self.set_class(mark == "snipped", "-snipped")
+            self.set_class(mark in ("snipped", "rewound"), "-snipped")
             self.set_class(mark == "collapsed", "-in-collapse")
             self.update(self._render_item())
 
@@ -58,7 +59,7 @@ class AssistantMessageView(Static):
     def set_mark(self, mark: str | None) -> None:
         if mark != self.mark:
             self.mark = mark
-            self.set_class(mark == "snipped", "-snipped")
+            self.set_class(mark in ("snipped", "rewound"), "-snipped")
             self.set_class(mark == "collapsed", "-in-collapse")
             self.border_title = MARK_LABELS[mark] if mark else None
 
@@ -77,7 +78,7 @@ class NoticeView(Static):
         self.item = item
 
     def set_mark(self, mark: str | None) -> None:
-        self.set_class(mark == "snipped", "-snipped")
+        self.set_class(mark in ("snipped", "rewound"), "-snipped")
 
 
 class CommandOutput(Static):

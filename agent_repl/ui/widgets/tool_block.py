@@ -11,7 +11,7 @@ from textual.widgets import Collapsible, Static
 from agent_repl.ui import tool_render
 from agent_repl.ui.history_view import ToolItem
 
-MARK_LABELS = {"snipped": "✂ snipped", "collapsed": "⊟ collapsed"}
+MARK_LABELS = {"snipped": "✂ snipped", "collapsed": "⊟ collapsed", "rewound": "↶ rewound"}
 
 
 class ToolBlock(Collapsible):
@@ -69,7 +69,7 @@ class ToolBlock(Collapsible):
     def set_mark(self, mark: str | None) -> None:
         if mark != self.mark:
             self.mark = mark
-            self.set_class(mark == "snipped", "-snipped")
+            self.set_class(mark in ("snipped", "rewound"), "-snipped")
             self.set_class(mark == "collapsed", "-in-collapse")
             self.title = self._title_text()  # type: ignore[assignment]
 
