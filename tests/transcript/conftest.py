@@ -26,6 +26,7 @@ from agent_repl.transcript.records import (
     CacheEditRecord,
     CollapseCommitRecord,
     CompactionUndoRecord,
+    RewindRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
     SessionMemoryRecord,
@@ -194,6 +195,9 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
         ),
         CacheEditRecord(anchor_uuid="u-9", tool_use_ids=["toolu_01Read"], session_id=s),
         CompactionUndoRecord(boundary_uuid="u-b", excluded_uuids=["u-b", "u-s"], session_id=s),
+        RewindRecord(
+            prompt_uuid="u-9", restore="both", excluded_uuids=["u-9", "u-10"], files_restored=["a.py"], session_id=s
+        ),
         SessionMemoryRecord(
             content="1. Primary Request and Intent:\n   Count the lines", last_summarized_uuid="u-9",
             tokens_at_extraction=12_000, session_id=s,
