@@ -91,7 +91,13 @@ def render_hunks(hunks: list[dict[str, Any]], path: str = "", *, max_lines: int 
 def edit_hunks(name: str, tool_input: dict[str, Any], structured: Any) -> list[dict[str, Any]] | None:
     """The hunks an Edit/MultiEdit/Write call made (its result) or would make (its input alone)."""
     if isinstance(structured, dict) and isinstance(structured.get("structuredPatch"), list):
-        return [h for h in structured["structuredPatch"] if isinstance(h, dict)]
+        hunks = [h for h in structured["structuredPatch"] if isinstance(h, dict)]
+        content = structured.get("content")
+        if hunks or name != "Write" or not isinstance(content, str):
+            return hunks
+        # Claude Code stores no patch for a created file (nor, in older versions, for a rewrite).
+        original = structured.get("originalFile")
+        return structured_patch(original if isinstance(original, str) else "", content)
     if name == "Edit" and isinstance(tool_input.get("old_string"), str):
         return structured_patch(tool_input["old_string"], str(tool_input.get("new_string", "")))
     if name == "Write" and isinstance(tool_input.get("content"), str):
