@@ -112,7 +112,8 @@ async def test_shift_tab_cycles_the_three_modes_and_plan_mode_refuses_edits(emul
         await pilot.press(*"plan it", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, PlanApprovalScreen), what="the plan prompt")
         assert app.screen.request.preview.plan == "## Plan\n1. Say **hello**"
-        assert "Say" in app.export_screenshot() and "hello" in app.export_screenshot()
+        await wait_for(pilot, lambda: "Say" in app.export_screenshot(), what="the plan on screen")
+        assert "hello" in app.export_screenshot()
         await pilot.press("a")
         await wait_for(pilot, lambda: "TurnFinished" in names(seen))
         await pilot.pause()
