@@ -72,14 +72,14 @@ async def test_edits_show_as_diffs_and_todos_as_checklists(tmp_path: Path):
     async with app.run_test(size=(120, 50), message_hook=seen.append) as pilot:
         await wait_for(pilot, lambda: "SessionReady" in names(seen))
         items = [i for i in app.conversation.view.items if isinstance(i, ToolItem)]
-        assert {i.name for i in items} >= {"Write", "TodoWrite"}
+        assert {i.call.name for i in items} >= {"Write", "TodoWrite"}
         for item in items:
-            if item.name in ("Edit", "MultiEdit", "Write", "TodoWrite"):
-                _assert_rendered(item.name, item.input, item.structured)
+            if item.call.name in ("Edit", "MultiEdit", "Write", "TodoWrite"):
+                _assert_rendered(item.call.name, dict(item.call.input), item.call.structured)
 
         blocks = list(app.conversation.query(ToolBlock))
-        todo = next(b for b in reversed(blocks) if b.item.name == "TodoWrite")
-        assert not todo.collapsed and "☒" in _plain(todo.query_one(".tool-input").render())
-        write = next(b for b in reversed(blocks) if b.item.name == "Write")
-        rendered = _plain(write.query_one(".tool-input").render())
+        todo = next(b for b in reversed(blocks) if b.item.call.name == "TodoWrite")
+        assert not todo.collapsed and "☒" in _plain(todo.query_one(".tool-body").render())
+        write = next(b for b in reversed(blocks) if b.item.call.name == "Write")
+        rendered = _plain(write.query_one(".tool-body").render())
         assert " + " in rendered and '"content"' not in rendered
