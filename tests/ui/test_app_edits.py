@@ -49,6 +49,7 @@ async def test_the_diff_dialog_and_dont_ask_again_switch_to_accept_edits(emulato
         assert "accept edits" not in str(app.status.render())
         await pilot.press(*"say hello", "enter")
         await wait_for(pilot, lambda: isinstance(app.screen, EditPermissionScreen), what="the edit prompt")
+        await wait_for(pilot, lambda: "- print('hi')" in _screen_text(app), what="the diff")
         shown = _screen_text(app)
         assert "Make this edit to src/app.py?" in shown
         assert "- print('hi')" in shown and "+ print('hello')" in shown

@@ -65,6 +65,10 @@ class ChoiceScreen(ModalScreen[Answer]):
             yield feedback
 
     def on_mount(self) -> None:
+        # Children composed inside a container may mount after the screen does: wait for a refresh.
+        self.call_after_refresh(self._focus_options)
+
+    def _focus_options(self) -> None:
         options = self.query_one(OptionList)
         options.highlighted = 0
         options.focus()

@@ -43,6 +43,10 @@ class RewindPicker(ModalScreen[str | None]):
             yield OptionList(*options, id="rewind-options")
 
     def on_mount(self) -> None:
+        # Children composed inside a container may mount after the screen does: wait for a refresh.
+        self.call_after_refresh(self._focus_options)
+
+    def _focus_options(self) -> None:
         options = self.query_one(OptionList)
         if self.targets:
             options.highlighted = len(self.targets) - 1
@@ -78,6 +82,9 @@ class RewindOptionsScreen(ModalScreen[str | None]):
             )
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self._focus_options)
+
+    def _focus_options(self) -> None:
         options = self.query_one(OptionList)
         options.highlighted = 0
         options.focus()
