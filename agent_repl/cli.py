@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="resume a session by id or transcript path (a Claude Code file is forked)")
     parser.add_argument("--allowed-tools", default=None,
                         help='comma-separated allow rules, e.g. "Bash(git status:*),Read"')
+    parser.add_argument("--add-dir", dest="add_dirs", action="extend", nargs="+", default=[], metavar="DIR",
+                        help="another folder the agent may read without asking (repeatable)")
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="run every tool call without asking (only in a sandbox you can throw away)")
     parser.add_argument("--permission-mode", default=None, metavar="MODE",
@@ -116,6 +118,11 @@ def prepare_launch(
         raise LaunchError(str(exc)) from exc
     if extra_allow:
         settings.permissions.allow.extend(extra_allow)
+    add_dirs = [Path(d).expanduser().resolve() for d in args.add_dirs]
+    missing = [str(d) for d in add_dirs if not d.is_dir()]
+    if missing:
+        raise LaunchError(f"--add-dir: not a directory: {', '.join(missing)}")
+    settings.add_dirs.extend(add_dirs)
     if args.max_turns is not None and args.max_turns < 1:
         raise LaunchError("--max-turns must be at least 1")
     if not settings.api_key and settings.api_key_helper:

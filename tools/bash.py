@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from agent_repl.core.credentials import child_environment, credential_names
+from agent_repl.core.permissions import PermissionRequest
 from agent_repl.core.persisted_output import ensure_private_dir, persist_file
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
@@ -152,9 +153,9 @@ class Bash(Tool):
         self.progress_interval = progress_interval
         self.kill_grace_seconds = kill_grace_seconds
 
-    def permission_key(self, args: BaseModel) -> str:
+    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest:
         assert isinstance(args, BashArgs)
-        return args.command
+        return PermissionRequest(self.name, args.command, args.description or "", cwd=current_cwd(ctx))
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, BashArgs)

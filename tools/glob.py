@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from agent_repl.core.permissions import PermissionRequest
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, display_path, resolve_path
 from tools._gitignore import IgnoreChain, extend_chain, initial_chain, is_ignored
@@ -97,6 +98,13 @@ class Glob(Tool):
 
     def __init__(self, *, time_limit_seconds: float = TIME_LIMIT_SECONDS) -> None:
         self.time_limit_seconds = time_limit_seconds
+
+    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
+        assert isinstance(args, GlobArgs)
+        root = resolve_path(ctx, args.path)
+        glob = compile_glob(args.pattern)
+        base = Path(os.path.normpath(root / glob.base)) if glob.base else root
+        return PermissionRequest(self.name, str(base), reads=True, directory=True)
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, GlobArgs)

@@ -12,7 +12,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from agent_repl.core.permissions import PermissionRequest
 from agent_repl.core.persisted_output import format_size
+from agent_repl.core.read_access import search_refusal
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, display_path, resolve_path
 
@@ -143,6 +145,11 @@ class Grep(Tool):
     def __init__(self, *, time_limit_seconds: float = TIME_LIMIT_SECONDS) -> None:
         self.time_limit_seconds = time_limit_seconds
 
+    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
+        assert isinstance(args, GrepArgs)
+        target = resolve_path(ctx, args.path)
+        return PermissionRequest(self.name, str(target), reads=True, directory=target.is_dir())
+
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, GrepArgs)
         rg = find_rg()
@@ -152,6 +159,9 @@ class Grep(Tool):
         target = resolve_path(ctx, args.path)
         if not target.exists():
             return ToolOutput.error(f"Path does not exist: {target}\nCurrent working directory: {cwd}")
+        refused = search_refusal(target)
+        if refused:
+            return ToolOutput.error(refused)
         shown = display_path(target, cwd)
         mode = args.output_mode or "files_with_matches"
         # A cwd-relative target makes ripgrep print cwd-relative paths; "." is stripped below.

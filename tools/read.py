@@ -14,7 +14,9 @@ from typing import Any, BinaryIO, ClassVar
 from pydantic import BaseModel, Field
 
 from agent_repl.core.messages import ImageBlock
+from agent_repl.core.permissions import PermissionRequest
 from agent_repl.core.persisted_output import format_size
+from agent_repl.core.read_access import opened_refusal
 from agent_repl.core.tokens import estimate_tokens
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd
@@ -151,6 +153,12 @@ class Read(Tool):
     microcompact_clearable: ClassVar[bool] = True
     description: ClassVar[str] = load_description(__file__, "read")
 
+    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
+        assert isinstance(args, ReadArgs)
+        if not os.path.isabs(args.file_path):
+            return None  # refused as relative before anything is read
+        return PermissionRequest(self.name, os.path.normpath(args.file_path), reads=True)
+
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, ReadArgs)
         output = await asyncio.to_thread(self._read, args, current_cwd(ctx))
@@ -185,6 +193,9 @@ class Read(Tool):
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return ToolOutput.error(f"{path} is not a regular file; Read only reads regular files.")
+            refused = opened_refusal(fd)
+            if refused:
+                return ToolOutput.error(refused)
             try:
                 return self._read_open(f, path, st.st_size, args)
             except OSError as exc:

@@ -12,7 +12,7 @@ A "no" may carry the user's words for the model. With nobody to ask (print mode)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -27,7 +27,7 @@ from agent_repl.core.permissions import (
     PermissionRequest,
     as_answer,
 )
-from agent_repl.core.tool import Tool, ToolOutput
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput
 
 EXIT_PLAN_MODE = "ExitPlanMode"
 
@@ -38,12 +38,12 @@ class Approver:
     ask: ApprovalCallback | None
     mode: ModeHolder
 
-    async def approve(self, tool: Tool, args: BaseModel, preview: Any) -> ToolOutput | None:
+    async def approve(self, tool: Tool, args: BaseModel, ctx: ToolContext, preview: Any) -> ToolOutput | None:
         """None when the call may run, else the error result the model gets instead."""
-        key = tool.permission_key(args)
-        request = PermissionRequest(
-            tool_name=tool.name, key=key, description=str(getattr(args, "description", "") or ""), preview=preview
-        )
+        asked = tool.permission_request(args, ctx)
+        if asked is None:
+            return None
+        request = replace(asked, preview=preview)
         mode = self.mode.mode
         if tool.name == EXIT_PLAN_MODE:
             return await self._plan_exit(request)
@@ -56,10 +56,25 @@ class Approver:
                 answer = await self.policy.answer(request, self.ask)
             except Exception:  # the prompt was closed (end of input) or broke: nobody approved, so deny
                 answer = Answer(Decision.DENY)
-        if answer.decision is Decision.DENY:
-            what = f" with {key!r}" if key else ""
-            return ToolOutput.error(denied_text(tool.name, what, answer.feedback), summary=f"denied: {tool.name}{what}")
-        return None
+        return self._refused(request, answer)
+
+    async def approve_read(self, request: PermissionRequest) -> ToolOutput | None:
+        """A reading tool's path: inside the project it runs, outside it is asked (denied with nobody to ask)."""
+        try:
+            answer = await self.policy.answer(request, self.ask)
+        except Exception:  # a closed or broken prompt approves nothing
+            answer = Answer(Decision.DENY)
+        return self._refused(request, answer)
+
+    def _refused(self, request: PermissionRequest, answer: Answer) -> ToolOutput | None:
+        if answer.decision is not Decision.DENY:
+            return None
+        what = f" with {request.key!r}" if request.key else ""
+        text = denied_text(request.tool_name, what, answer.feedback)
+        ruled = self.policy.evaluate(request)
+        if not answer.feedback and (ruled.decision is Decision.DENY or self.ask is None):
+            text = f"{text}\nWhy: {ruled.reason}."  # a rule or a refusal decided, not the user: say which
+        return ToolOutput.error(text, summary=f"denied: {request.tool_name}{what}")
 
     async def _ask(self, request: PermissionRequest) -> Answer:
         if self.ask is None:

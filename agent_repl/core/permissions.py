@@ -1,22 +1,39 @@
-"""Permission rules and the approval flow for tools that are not read-only.
+"""Permission rules and the approval flow.
 
-Rules look like Claude Code's: `Bash` (every command), `Bash(git status)` (exactly that command),
-`Bash(git status:*)` (that prefix); `mcp__github__create_issue` (one MCP tool), `mcp__github` or
-`mcp__github__*` (every tool of that server). Deny beats allow. A tool without a rule asks the injected
-approval callback; with no callback (print mode) the call is denied.
+Rules look like Claude Code's: `Bash` (every command), `Bash(make test)` (exactly that command),
+`Bash(git status:*)` or `Bash(git status *)` (that prefix), `Read(//etc/hosts)` or
+`Read(~/notes/**)` (paths, gitignore style; they cover Grep and Glob too), `mcp__github__create_issue`
+(one MCP tool), `mcp__github` or `mcp__github__*` (every tool of that server). Deny rules are
+checked first and always apply. Bash lines are decided on their parse (`bash_rules`); reading
+tools on the resolved path (`read_access`). What no rule decides is asked through the injected
+callback; with no callback (print mode) it is denied.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
+from agent_repl.core.bash_rules import (
+    CommandPattern,
+    Place,
+    allow_problem,
+    deny_match,
+    narrowest_rules,
+    parse_command,
+)
 from agent_repl.core.mcp_config import MCP_TOOL_PREFIX, server_of_tool
+from agent_repl.core.read_access import PathPattern, inside, refusal, resolved
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_-]+\*?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+# Rules written for Read cover every tool that only reads files.
+READ_RULE_TOOL = "Read"
 
 
 class Decision(StrEnum):
@@ -28,19 +45,23 @@ class Decision(StrEnum):
 @dataclass(frozen=True)
 class PermissionRequest:
     tool_name: str
-    # What rules match against: the command, for Bash.
+    # What rules match against: the command line for Bash, the absolute path for a reading tool.
     key: str
     description: str = ""
     # What the prompt shows besides the key: a `FileChange` (its diff) for Edit and Write.
     preview: Any = None
+    # The directory a Bash command runs in (Bash keeps its own across calls).
+    cwd: Path | None = None
+    # A reading tool: `key` is a path (a folder it searches when `directory`).
+    reads: bool = False
+    directory: bool = False
+    # Filled in by the policy before it asks: what "always allow" saves (empty: not offered) and why it asks.
+    always_rules: tuple[str, ...] = ()
+    reason: str = ""
 
-    def always_rule(self) -> str:
-        """The rule `allow always` adds: the command's first word(s) as a prefix."""
-        if not self.key:
-            return self.tool_name
-        words = self.key.split()
-        prefix = " ".join(words[:2]) if len(words) > 1 and not words[1].startswith("-") else words[0]
-        return f"{self.tool_name}({prefix}:*)"
+    def always_rule(self) -> str | None:
+        """The rules "always allow" saves, as one line for a dialog; None when it is not offered."""
+        return ", ".join(self.always_rules) or None
 
 
 @dataclass(frozen=True)
@@ -68,7 +89,8 @@ class Rule:
         match = _RULE.match(text.strip())
         if not match:
             raise ValueError(f"not a permission rule: {text!r} (expected Tool or Tool(command) or Tool(prefix:*))")
-        return cls(match["tool"], match["spec"])
+        spec = match["spec"]
+        return cls(match["tool"], None if spec is None or spec.strip() in ("", "*") else spec.strip())
 
     def names(self, tool_name: str) -> bool:
         """Whether the rule is about this tool: its exact name, or its MCP server's."""
@@ -77,34 +99,27 @@ class Rule:
         server = server_of_tool(tool_name)
         return server is not None and self.tool in (f"{MCP_TOOL_PREFIX}{server}", f"{MCP_TOOL_PREFIX}{server}__*")
 
-    def matches(self, tool_name: str, key: str) -> bool:
-        if not self.names(tool_name):
-            return False
-        if self.spec is None or self.spec in ("", "*"):
-            return True
-        if self.spec.endswith(":*"):
-            prefix = self.spec[:-2]
-            return key == prefix or key.startswith(prefix + " ")
-        return key == self.spec
+    @property
+    def text(self) -> str:
+        return self.tool if self.spec is None else f"{self.tool}({self.spec})"
+
+    @cached_property
+    def command(self) -> CommandPattern:
+        return CommandPattern.parse(self.spec or "")
+
+    def path(self, cwd: Path) -> PathPattern:
+        return PathPattern.parse(self.spec or "**", cwd=cwd)
 
 
-# What chains, substitutes (`$(..)`, `>(..)`) or redirects: a prefix rule never approves it.
-_SHELL_OPERATORS = re.compile(r"[;&|`\n<>]|\$\(")
-# Where one simple command inside a command line ends and the next may begin.
-_COMMAND_BREAKS = re.compile(r"[;&|`\n(){}]|\$\(|[<>]\(")
+@dataclass(frozen=True)
+class Evaluation:
+    """What the rules say about one request: ALLOW_ONCE, DENY, or None (ask), and why."""
 
-
-def _has_shell_chaining(command: str) -> bool:
-    """A prefix rule must not approve `git status; rm -rf ~` or `echo >(rm x)`: those are always asked."""
-    return bool(_SHELL_OPERATORS.search(command))
-
-
-def _command_parts(command: str) -> list[str]:
-    """The command line and each simple command in it: a deny rule for `rm` also stops `ls; rm x`.
-
-    A guard against ordinary phrasing, not a sandbox: `env rm` or `/bin/rm` are not recognized.
-    """
-    return [command, *(part.strip() for part in _COMMAND_BREAKS.split(command) if part.strip())]
+    decision: Decision | None
+    reason: str
+    rule: str | None = None
+    # What "always allow" would save when the user is asked.
+    always_rules: tuple[str, ...] = ()
 
 
 @dataclass
@@ -112,39 +127,122 @@ class PermissionPolicy:
     allow: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
     skip_all: bool = False
+    # The project and any --add-dir folders: reads inside them run, redirections into them may be approved.
+    roots: tuple[Path, ...] = ()
+    _asking: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     @classmethod
-    def from_rules(cls, allow: Iterable[str], deny: Iterable[str], *, skip_all: bool = False) -> PermissionPolicy:
-        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], skip_all)
+    def from_rules(
+        cls, allow: Iterable[str], deny: Iterable[str], *, skip_all: bool = False, roots: Iterable[Path] = ()
+    ) -> PermissionPolicy:
+        return cls(
+            [Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], skip_all, tuple(resolved(r) for r in roots)
+        )
 
     def add_allow(self, rule_text: str) -> None:
-        self.allow.append(Rule.parse(rule_text))
+        rule = Rule.parse(rule_text)
+        if rule not in self.allow:
+            self.allow.append(rule)
+
+    def evaluate(self, request: PermissionRequest) -> Evaluation:
+        if request.reads:
+            return self._evaluate_read(request)
+        if request.tool_name == "Bash":
+            return self._evaluate_bash(request)
+        return self._evaluate_tool(request)
 
     def check(self, request: PermissionRequest) -> Decision | None:
-        """ALLOW_ONCE or DENY when a rule decides, None when the user must be asked."""
-        parts = _command_parts(request.key)
-        if any(rule.matches(request.tool_name, part) for rule in self.deny for part in parts):
-            return Decision.DENY
-        if self.skip_all:
-            return Decision.ALLOW_ONCE
-        for rule in self.allow:
-            if rule.matches(request.tool_name, request.key):
-                exact_or_whole_tool = rule.spec is None or not rule.spec.endswith(":*")
-                if exact_or_whole_tool or not _has_shell_chaining(request.key):
-                    return Decision.ALLOW_ONCE
-        return None
+        """ALLOW_ONCE or DENY when the rules decide, None when the user must be asked."""
+        return self.evaluate(request).decision
 
     async def decide(self, request: PermissionRequest, ask: ApprovalCallback | None) -> Decision:
         return (await self.answer(request, ask)).decision
 
     async def answer(self, request: PermissionRequest, ask: ApprovalCallback | None) -> Answer:
         """The decision with the user's words when they said no and told the model what to do instead."""
-        ruled = self.check(request)
-        if ruled is not None:
-            return Answer(ruled)
+        evaluation = self.evaluate(request)
+        if evaluation.decision is not None:
+            return Answer(evaluation.decision)
         if ask is None:
             return Answer(Decision.DENY)
-        answer = as_answer(await ask(request))
-        if answer.decision is Decision.ALLOW_ALWAYS:
-            self.add_allow(request.always_rule())
+        async with self._asking:  # one question at a time, even for reads that run side by side
+            evaluation = self.evaluate(request)  # an answer given meanwhile may decide this one
+            if evaluation.decision is not None:
+                return Answer(evaluation.decision)
+            answer = as_answer(await ask(replace(request, always_rules=evaluation.always_rules,
+                                                 reason=evaluation.reason)))  # fmt: skip
+            if answer.decision is Decision.ALLOW_ALWAYS:
+                if not evaluation.always_rules:
+                    return Answer(Decision.ALLOW_ONCE, answer.feedback)
+                for rule in evaluation.always_rules:
+                    self.add_allow(rule)
         return answer
+
+    # -- per kind of request -----------------------------------------------------------------
+
+    def _rules(self, rules: list[Rule], tool: str) -> list[Rule]:
+        return [rule for rule in rules if rule.names(tool)]
+
+    def _place(self, request: PermissionRequest) -> Place:
+        roots = self.roots or (resolved(request.cwd or Path.cwd()),)
+        return Place(resolved(request.cwd) if request.cwd else roots[0], roots)
+
+    def _evaluate_tool(self, request: PermissionRequest) -> Evaluation:
+        """Other tools (Edit, Write ...): a bare rule covers every call, `Tool(path)` the paths it matches."""
+        cwd = self._place(request).roots[0]
+
+        def matching(rules: list[Rule]) -> Rule | None:
+            return next((r for r in self._rules(rules, request.tool_name) if r.spec is None or (
+                r.spec == request.key or r.path(cwd).matches(resolved(request.key))
+                if request.key.startswith("/") else r.spec == request.key)), None)  # fmt: skip
+
+        if deny := matching(self.deny):
+            return Evaluation(Decision.DENY, f"denied by {deny.text}", deny.text)
+        if self.skip_all:
+            return Evaluation(Decision.ALLOW_ONCE, "permissions are skipped")
+        if allow := matching(self.allow):
+            return Evaluation(Decision.ALLOW_ONCE, f"allowed by {allow.text}", allow.text)
+        return Evaluation(None, f"{request.tool_name} asks first", always_rules=(request.tool_name,))
+
+    def _evaluate_bash(self, request: PermissionRequest) -> Evaluation:
+        deny, allow = self._rules(self.deny, "Bash"), self._rules(self.allow, "Bash")
+        if whole := next((r for r in deny if r.spec is None), None):
+            return Evaluation(Decision.DENY, f"denied by {whole.text}", whole.text)
+        line = parse_command(request.key)
+        place = self._place(request)
+        matched, uncertain = deny_match(line, [r.command for r in deny])
+        if matched is not None:
+            return Evaluation(Decision.DENY, f"denied by Bash({matched.text})", f"Bash({matched.text})")
+        if deny and uncertain:
+            return Evaluation(None, f"a deny rule may apply: {uncertain[0]}")
+        if self.skip_all:
+            return Evaluation(Decision.ALLOW_ONCE, "permissions are skipped")
+        if whole := next((r for r in allow if r.spec is None), None):
+            return Evaluation(Decision.ALLOW_ONCE, f"allowed by {whole.text}", whole.text)
+        problem = allow_problem(line, [r.command for r in allow], place) if allow else "no allow rule for Bash"
+        if problem is None:
+            return Evaluation(Decision.ALLOW_ONCE, "allowed by the Bash rules")
+        suggestions = tuple(r for r in narrowest_rules(line, place) if Rule.parse(f"Bash({r})") not in allow)
+        return Evaluation(None, problem, always_rules=tuple(f"Bash({r})" for r in suggestions))
+
+    def _evaluate_read(self, request: PermissionRequest) -> Evaluation:
+        refused = refusal(request.key)
+        if refused:
+            return Evaluation(Decision.DENY, refused)
+        path = resolved(request.key)
+        place = self._place(request)
+        tools = {request.tool_name, READ_RULE_TOOL}
+        for rule in (r for r in self.deny if r.tool in tools):
+            if rule.spec is None or rule.path(place.roots[0]).matches(path, directory=request.directory):
+                return Evaluation(Decision.DENY, f"denied by {rule.text}", rule.text)
+        if self.skip_all:
+            return Evaluation(Decision.ALLOW_ONCE, "permissions are skipped")
+        if inside(path, place.roots):
+            return Evaluation(Decision.ALLOW_ONCE, "inside the project")
+        for rule in (r for r in self.allow if r.tool in tools):
+            if rule.spec is None or rule.path(place.roots[0]).matches(path, directory=request.directory):
+                return Evaluation(Decision.ALLOW_ONCE, f"allowed by {rule.text}", rule.text)
+        suffix = "/**" if request.directory else ""
+        return Evaluation(
+            None, f"{path} is outside the project", always_rules=(f"{request.tool_name}(/{path.as_posix()}{suffix})",)
+        )

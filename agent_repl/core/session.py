@@ -91,7 +91,10 @@ class Session:
         self._model = settings.model
         self._configure_model()
         self.permissions = permissions or PermissionPolicy.from_rules(
-            settings.permissions.allow, settings.permissions.deny, skip_all=settings.skip_permissions
+            settings.permissions.allow,
+            settings.permissions.deny,
+            skip_all=settings.skip_permissions,
+            roots=[cwd, *settings.add_dirs],
         )
         self.ask = ask
         # History entries and tool output are kept without credentials (see agent_repl.core.redaction).

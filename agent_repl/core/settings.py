@@ -88,6 +88,8 @@ class Settings(BaseModel):
     credentials: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
     base_url: str | None = None
     skip_permissions: bool = False
+    # Folders beside the working directory the reading tools may read unasked (`--add-dir`).
+    add_dirs: list[Path] = Field(default_factory=list)
 
     @property
     def scrubbed_env(self) -> frozenset[str]:

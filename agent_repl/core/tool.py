@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import DocumentBlock, ImageBlock, TextBlock, ToolReferenceBlock
+from agent_repl.core.permissions import PermissionRequest
 
 if TYPE_CHECKING:
     from agent_repl.core.redaction import SecretRedactor
@@ -101,8 +102,19 @@ class Tool:
             schema = _inline_refs(schema, definitions)
         return {"name": self.name, "description": self.description, "input_schema": schema}
 
+    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
+        """What the rules must allow before the call runs; None when nothing needs allowing.
+
+        A tool that changes things asks by default; a reading tool names the path it reads
+        (`reads=True`), so reads outside the project are asked.
+        """
+        if self.is_read_only:
+            return None
+        description = str(getattr(args, "description", "") or "")
+        return PermissionRequest(self.name, self.permission_key(args), description=description)
+
     def permission_key(self, args: BaseModel) -> str:
-        """The string permission rules match against (Bash: the command)."""
+        """The string permission rules match against (Edit and Write: the file's path)."""
         return ""
 
     async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:

@@ -123,6 +123,7 @@ async def _run_one(
         files=runtime.files,
         before_change=runtime.before_change,
     )
+    approver = Approver(runtime.permissions, runtime.ask, runtime.mode)
     if not tool.is_read_only:
         try:
             preview = await tool.prepare(parsed, ctx)
@@ -130,7 +131,11 @@ async def _run_one(
             preview = ToolOutput.error(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
         if isinstance(preview, ToolOutput):
             return ToolCallOutcome(tool_use, runtime.redactor.output(preview))
-        denied = await Approver(runtime.permissions, runtime.ask, runtime.mode).approve(tool, parsed, preview)
+        denied = await approver.approve(tool, parsed, ctx, preview)
+        if denied is not None:
+            return ToolCallOutcome(tool_use, denied)
+    elif (read := tool.permission_request(parsed, ctx)) is not None:
+        denied = await approver.approve_read(read)
         if denied is not None:
             return ToolCallOutcome(tool_use, denied)
     if cancelled.is_set():

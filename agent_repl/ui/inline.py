@@ -209,21 +209,23 @@ async def _ask_permission(
     console.print(question)
     if request.description:
         console.print(Text("  " + show_controls(request.description), style="dim"))
-    rule = show_controls(request.always_rule(), newlines=False)
+    rule = request.always_rule()
+    always = f" / [a] always ({show_controls(rule, newlines=False)})" if rule else ""
     try:
-        answer = await prompt.prompt_async(f"[y] once / [a] always ({rule}) / [n] deny > ")
+        answer = await prompt.prompt_async(f"[y] once{always} / [n] deny > ")
     except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: deny, keep the REPL
         return Decision.DENY
     choice = answer.strip().lower()[:1]
     if choice == "y":
         return Decision.ALLOW_ONCE
-    if choice == "a":
-        try:
-            path = persist_allow_rule(cwd, rule)
-        except AllowRuleError as exc:
-            console.print(f"[red]{escape(rule)} is allowed for this session only: {escape(str(exc))}[/]")
-        else:
-            console.print(f"[dim]always allowing {escape(rule)} (saved to {escape(str(path))})[/]")
+    if choice == "a" and rule:
+        for each in request.always_rules:
+            try:
+                path = persist_allow_rule(cwd, each)
+            except AllowRuleError as exc:
+                console.print(f"[red]{escape(each)} is allowed for this session only: {escape(str(exc))}[/]")
+            else:
+                console.print(f"[dim]always allowing {escape(each)} (saved to {escape(str(path))})[/]")
         return Decision.ALLOW_ALWAYS
     return Decision.DENY
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
@@ -44,18 +44,20 @@ def risky_commands(project: Path) -> list[str]:
         f"echo $(touch {m}/substituted)",
         f"echo `touch {m}/backticks`",
         f"echo >(touch {m}/process-substitution)",
-        f"echo hi > {m}/redirected",
+        f"echo hi > {project.parent / 'outside'}/redirected",
         f"echo hi\ntouch {m}/newline",
     ]
 
 
 def markers(project: Path) -> list[str]:
-    return sorted(p.name for p in (project / "markers").iterdir())
+    outside = project.parent / "outside"
+    return sorted(p.name for d in (project / "markers", outside) if d.is_dir() for p in d.iterdir())
 
 
 @pytest.fixture
 def marked_project(project: Path) -> Path:
     (project / "markers").mkdir()
+    (project.parent / "outside").mkdir()
     return project
 
 
@@ -180,38 +182,53 @@ def test_a_broken_settings_file_stops_the_cli_naming_file_and_field(tmp_path, ho
 # --- the rules themselves ---------------------------------------------------------------------------
 
 WORDS = st.sampled_from(["rm", "git", "ls", "echo", "make", "curl", "-rf", "status", "x", "/tmp/a", "push"])
-SEPARATORS = st.sampled_from(["; ", " && ", " || ", " | ", "\n", " & ", "(", ")", "$(", "`", " >(", "{ "])
+# Where a simple command can sit in a line: every one of these runs {cmd} (when {before} succeeds).
+PLACES = st.sampled_from([
+    "{cmd}", "{before}; {cmd}", "{before} && {cmd}", "{before} || {cmd}", "{before} | {cmd}", "{before}\n{cmd}",
+    "{before} & {cmd}", "({cmd})", "{before} $({cmd})", "{before} `{cmd}`", "{before} >({cmd})", "{{ {cmd}; }}",
+    "if {before}; then {cmd}; fi", "for v in a; do {cmd}; done", "while {cmd}; do :; done", "! {cmd}",
+    "sudo {cmd}", "timeout 5 {cmd}", "env A=1 {cmd}", "bash -c '{cmd}'", "eval '{cmd}'", "{before} | xargs {cmd}",
+    "A=1 {cmd}", "{cmd} #{before}", "case v in v) {cmd};; esac", "{before} |& {cmd}",
+])  # fmt: skip
 
 
 @settings(max_examples=300, deadline=None)
 @given(
     denied=st.lists(WORDS, min_size=1, max_size=2),
-    before=st.lists(WORDS, max_size=3),
+    before=st.lists(WORDS, min_size=1, max_size=3),
     after=st.lists(WORDS, max_size=3),
-    separator=SEPARATORS,
+    place=PLACES,
     allow=st.lists(st.sampled_from(["Bash", "Bash(rm:*)", "Bash(git:*)", "Bash(echo:*)", "Read"]), max_size=3),
     skip=st.booleans(),
     leading=st.sampled_from(["", " ", "  "]),
 )
 def test_a_deny_rule_beats_allow_rules_and_the_flag_wherever_its_command_sits(
-    denied, before, after, separator, allow, skip, leading
+    denied, before, after, place, allow, skip, leading
 ):
+    assume(not denied[0].startswith("-"))  # an option is never a command name after a wrapper
     prefix = " ".join(denied)
-    command = " ".join(before) + separator + leading + " ".join([prefix, *after]) if before else leading + " ".join([prefix, *after])
+    command = place.format(before=" ".join(before), cmd=leading + " ".join([prefix, *after]))
     policy = PermissionPolicy.from_rules(allow, [f"Bash({prefix}:*)"], skip_all=skip)
     assert policy.check(PermissionRequest("Bash", command)) is Decision.DENY
 
 
+# What ends a prefix rule's approval: another command, a substitution, a redirection out of the project.
 @settings(max_examples=300, deadline=None)
 @given(
     words=st.lists(WORDS, min_size=1, max_size=3),
-    operator=st.sampled_from([";", "&&", "||", "|", "&", "\n", "$(", "`", ">(", "<(", ">", ">>", "<", "2>&1"]),
+    operator=st.sampled_from([";", "&&", "||", "|", "&", "\n", "$(", "`", ">(", "<(", "> /tmp/a", ">> /etc/x",
+                              "< /etc/passwd", "> ~/x", "> ../x", "&> /dev/tcp/h/1"]),  # fmt: skip
     tail=st.lists(WORDS, max_size=3),
+    other=st.sampled_from(["rm", "curl", "sh", "python3", "make"]),
 )
-def test_a_prefix_rule_never_approves_chaining_substitution_or_redirection(words, operator, tail):
-    command = " ".join(words) + f" {operator} " + " ".join(tail)
-    policy = PermissionPolicy.from_rules([f"Bash({words[0]}:*)"], [])
-    assert policy.check(PermissionRequest("Bash", command)) is None
+def test_a_prefix_rule_never_approves_another_command_a_substitution_or_an_outside_redirection(
+    words, operator, tail, other
+):
+    assume(other != words[0])
+    command = " ".join(words) + f" {operator} " + " ".join([other, *tail])
+    policy = PermissionPolicy.from_rules([f"Bash({words[0]}:*)"], [], roots=[Path("/nonexistent/project")])
+    request = PermissionRequest("Bash", command, cwd=Path("/nonexistent/project"))
+    assert policy.check(request) is None
 
 
 async def test_a_failing_approval_callback_denies_instead_of_hanging(marked_project, home):

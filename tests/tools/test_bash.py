@@ -217,11 +217,13 @@ async def test_progress_callback_gets_the_tail(ctx: ToolContext) -> None:
     assert sync_seen
 
 
-def test_permission_key_is_the_command() -> None:
+def test_the_permission_request_is_the_command_where_bash_stands(ctx: ToolContext, tmp_path: Path) -> None:
     tool = Bash()
     args = tool.parse_args({"command": "git status"})
     assert isinstance(args, BashArgs)
-    assert tool.permission_key(args) == "git status"
+    ctx.state["cwd"] = str(tmp_path)
+    request = tool.permission_request(args, ctx)
+    assert (request.tool_name, request.key, request.cwd) == ("Bash", "git status", tmp_path)
 
 
 def test_timeout_above_the_maximum_is_an_input_error() -> None:

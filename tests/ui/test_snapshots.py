@@ -205,7 +205,9 @@ def test_snip_picker(snap_compare, snapshot_dirs):
 def test_permission_modal(snap_compare, snapshot_dirs):
     async def run_before(pilot) -> None:
         await _settle(pilot)
-        request = PermissionRequest("Bash", "git push origin main", "Push the branch to the remote")
+        request = PermissionRequest(
+            "Bash", "git push origin main", "Push the branch to the remote", always_rules=("Bash(git push:*)",)
+        )
         pilot.app.push_screen(PermissionScreen(request))
         await wait_for(pilot, lambda: isinstance(pilot.app.screen, PermissionScreen))
         await pilot.pause()

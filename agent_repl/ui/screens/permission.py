@@ -35,8 +35,18 @@ class PermissionScreen(ModalScreen[Decision]):
 
     def compose(self) -> ComposeResult:
         request = self.request
-        rule = request.always_rule()
-        prefix = show_controls(rule[len(request.tool_name) + 1 : -1] if rule.endswith(")") else rule, newlines=False)
+        tool = request.tool_name
+        rules = [r[len(tool) + 1 : -1] if r.startswith(f"{tool}(") else r for r in request.always_rules]
+        rule = show_controls(", ".join(rules), newlines=False) or None
+        options = [Option(Text.assemble(("y", "bold"), "  Yes, run it once"), id=Decision.ALLOW_ONCE.value)]
+        if rule is not None:
+            options.append(
+                Option(
+                    Text.assemble(("a", "bold"), "  Yes, and always allow ", (rule, "bold"), " in this project"),
+                    id=Decision.ALLOW_ALWAYS.value,
+                )
+            )
+        options.append(Option(Text.assemble(("n", "bold"), "  No (esc)"), id=Decision.DENY.value))
         with Vertical(id="permission-dialog"):
             yield Static(Text(f"Allow {show_controls(request.tool_name)}?", style="bold"), id="permission-title")
             # The whole command, every control character visible: the dialog never shows less than runs.
@@ -44,17 +54,7 @@ class PermissionScreen(ModalScreen[Decision]):
                 yield Static(Text(show_controls(request.key) or "(no command)"), id="permission-command")
             if request.description:
                 yield Static(Text(show_controls(request.description), style="dim"), id="permission-description")
-            yield OptionList(
-                Option(Text.assemble(("y", "bold"), "  Yes, run it once"), id=Decision.ALLOW_ONCE.value),
-                Option(
-                    Text.assemble(
-                        ("a", "bold"), "  Yes, and always allow ", (prefix, "bold"), " in this project"
-                    ),
-                    id=Decision.ALLOW_ALWAYS.value,
-                ),
-                Option(Text.assemble(("n", "bold"), "  No (esc)"), id=Decision.DENY.value),
-                id="permission-options",
-            )
+            yield OptionList(*options, id="permission-options")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).highlighted = 0
@@ -65,6 +65,8 @@ class PermissionScreen(ModalScreen[Decision]):
         self.dismiss(Decision(event.option.id))
 
     def action_decide(self, value: str) -> None:
+        if value == Decision.ALLOW_ALWAYS.value and self.request.always_rule() is None:
+            return  # nothing can be saved for this command: the choice is not offered
         self.dismiss(Decision(value))
 
 
@@ -103,13 +105,13 @@ class PermissionAsker:
         self._pending = None
         # Only a command's "always" is a rule to keep; for edits and plans it changes the mode.
         if answer.decision is Decision.ALLOW_ALWAYS and request.preview is None:
-            rule = request.always_rule()
-            try:
-                path = persist_allow_rule(self.cwd, rule)
-            except AllowRuleError as exc:
-                await self.notify(f"{rule} is allowed for this session only: {exc}", "error")
-            else:
-                await self.notify(f"always allowing {rule} (saved to {path})", "info")
+            for rule in request.always_rules:
+                try:
+                    path = persist_allow_rule(self.cwd, rule)
+                except AllowRuleError as exc:
+                    await self.notify(f"{rule} is allowed for this session only: {exc}", "error")
+                else:
+                    await self.notify(f"always allowing {rule} (saved to {path})", "info")
         return answer
 
     def cancel(self) -> None:

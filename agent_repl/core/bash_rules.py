@@ -1,0 +1,309 @@
+"""How Bash permission rules decide a command line, on its parse.
+
+An allow rule approves a line only when nothing in it can run code the rule did not name: no
+hazard in the parse, every redirection inside the project, and every simple command (with what
+it starts through wrappers, `sh -c` or `eval`) approved. A deny rule matches each simple command
+after normalization (quotes removed, the command's basename, wrappers peeled, bodies parsed);
+where a denied command could hide in something only known at run time, the line is uncertain
+and must be asked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_repl.core.shell_commands import Invocation, invocation
+from agent_repl.core.shell_syntax import Redirect, ShellLine, SimpleCommand, Word, parse_line
+
+# Commands that only test or do nothing; they need no rule when nothing in them expands code.
+HARMLESS = {"true", "false", ":", "test", "["}
+_FD_TARGET = re.compile(r"^(\d+|-)$")
+_GLOB = re.compile(r"[*?\[]")
+_SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+# Files a redirection may write or read without being inside the project.
+_DEVICES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"}
+# Project folders whose files make other programs run code (hooks, rules): never written unasked.
+_GUARDED_DIRS = (".git", ".agent_repl")
+
+
+@dataclass(frozen=True)
+class CommandPattern:
+    """The command part of `Bash(...)`: exact words, `prefix:*` / `prefix *`, or `*` wildcards."""
+
+    text: str
+    words: tuple[str, ...]
+    prefix: bool
+    wildcard: re.Pattern[str] | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> CommandPattern:
+        body, prefix = spec, False
+        if body.endswith(":*"):
+            body, prefix = body[:-2], True
+        elif body.endswith(" *") and body.count("*") == 1:
+            body, prefix = body[:-2], True
+        wildcard = None
+        if "*" in body:
+            parts = [re.escape(part) for part in body.split("*")]
+            wildcard = re.compile(".*".join(parts) + ("( .*)?" if prefix else ""), re.DOTALL)
+            body = body.split("*", 1)[0]
+        try:
+            words = tuple(shlex.split(body))
+        except ValueError:
+            words = tuple(body.split())
+        if wildcard is not None and body and not body.endswith(" "):
+            words = words[:-1]  # the word the first `*` sits in is not literal
+        return cls(spec, words, prefix, wildcard)
+
+    def coverage(self, argv: Sequence[str | None]) -> int:
+        """How many leading words of `argv` the rule spells out (an exact rule: all of them)."""
+        if self.wildcard is None and not self.prefix:
+            return len(argv)
+        return len(self.words)
+
+    def allows(self, argv: Sequence[str | None]) -> bool:
+        if any(word is None for word in argv[: max(len(self.words), 1)]):
+            return False
+        if self.wildcard is not None:
+            return None not in argv and bool(self.wildcard.fullmatch(" ".join(a for a in argv if a is not None)))
+        if self.prefix:
+            return tuple(argv[: len(self.words)]) == self.words
+        return tuple(argv) == self.words
+
+    def denies(self, argv: Sequence[str | None]) -> bool | None:
+        """True, False, or None when a word only known at run time decides it."""
+        words = [os.path.basename(self.words[0]), *self.words[1:]] if self.words else []
+        if argv and argv[0] is not None:
+            argv = [os.path.basename(argv[0]), *argv[1:]]
+        for i, word in enumerate(words):
+            if i >= len(argv):
+                return False
+            if argv[i] is None:
+                return None
+            if argv[i] != word:
+                return False
+        if self.wildcard is not None:
+            if None in argv:
+                return None
+            return bool(self.wildcard.fullmatch(" ".join([*words[:1], *(a or "" for a in argv[1:])])))
+        return self.prefix or len(argv) == len(words)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a command runs: Bash's current directory and the folders the agent may work in."""
+
+    cwd: Path
+    roots: tuple[Path, ...]
+
+    def inside(self, path: Path) -> bool:
+        return any(path == root or root in path.parents for root in self.roots)
+
+
+# Where a simple command may end in a line the parser could not read: the fallback for deny rules.
+_ROUGH_BREAKS = re.compile(r"[;&|`\n(){}<>]|\$\(")
+
+
+def rough_commands(text: str) -> list[SimpleCommand]:
+    """Whitespace-split pieces between shell operators, for a line that does not parse."""
+    pieces = (part.split() for part in _ROUGH_BREAKS.split(text))
+    return [SimpleCommand([Word(w, w.strip("'\"").replace("\\", "")) for w in words], " ".join(words))
+            for words in pieces if words]  # fmt: skip
+
+
+def all_invocations(line: ShellLine) -> Iterator[Invocation]:
+    """Every command the line can start, through wrappers and through the shell text it runs."""
+    commands = line.commands + (rough_commands(line.text) if not line.complete else [])
+    for command in commands:
+        for layer in invocation(command).layers():
+            yield layer
+            for _, body in layer.bodies:
+                if body is not None:
+                    yield from all_invocations(body)
+
+
+def deny_match(line: ShellLine, patterns: Iterable[CommandPattern]) -> tuple[CommandPattern | None, list[str]]:
+    """The deny pattern a command in the line matches, else None and why a match cannot be ruled out."""
+    patterns = list(patterns)
+    uncertain = list(line.uncertain)
+    for inv in all_invocations(line):
+        for pattern in patterns:
+            verdict = pattern.denies(inv.argv)
+            if verdict:
+                return pattern, []
+            if verdict is None:
+                uncertain.append(f"{_shown(inv.argv)} is only known when it runs")
+        if inv.name is None and inv.argv:
+            uncertain.append("a command name is only known when it runs")
+        if any(body is None for _, body in inv.bodies):
+            uncertain.append(f"{inv.name} runs text that is only known when it runs")
+        for _, body in inv.bodies:
+            if body is not None:
+                uncertain.extend(body.uncertain)
+    return None, list(dict.fromkeys(uncertain))
+
+
+def allow_problem(line: ShellLine, patterns: Sequence[CommandPattern], place: Place) -> str | None:
+    """None when the allow patterns approve the whole line, else the first reason they do not."""
+    if line.hazards:
+        return line.hazards[0]
+    if not line.commands:
+        return "there is no command to approve"
+    changes_dir = any(c.words and c.words[0].value in ("cd", "pushd", "popd") for c in line.commands)
+    for redirect in line.redirects:
+        problem = _redirect_problem(redirect, place, changes_dir)
+        if problem:
+            return problem
+    for command in line.commands:
+        problem = _mentions_outside(command)
+        if problem:
+            return problem
+        if _harmless(command):
+            continue
+        inv = invocation(command)
+        if not _approved(inv, patterns, place):
+            return f"no allow rule covers {command.text.strip()!r}"
+    return None
+
+
+def _harmless(command: SimpleCommand) -> bool:
+    return not command.assignments and bool(command.words) and command.words[0].value in HARMLESS
+
+
+def _approved(inv: Invocation, patterns: Sequence[CommandPattern], place: Place) -> bool:
+    words = [*inv.assignments, *inv.argv]
+    shift = len(inv.assignments)
+    for pattern in patterns:
+        if pattern.allows(words) and _covers_rest(inv, pattern.coverage(words) - shift, patterns, place):
+            return True
+    if inv.transparent and not inv.assignments and len(inv.inner) == 1 and not inv.bodies:
+        return _approved(inv.inner[0][1], patterns, place)
+    return False
+
+
+def _covers_rest(inv: Invocation, coverage: int, patterns: Sequence[CommandPattern], place: Place) -> bool:
+    """Whether what `inv` starts is approved too: spelled out by the rule (`coverage` words) or by a rule of its own."""
+    if inv.unseen and coverage <= inv.unseen_at:
+        return False
+    for offset, inner in inv.inner:
+        if coverage > offset:
+            if not _covers_rest(inner, coverage - offset, patterns, place):
+                return False
+        elif not _approved(inner, patterns, place):
+            return False
+    for offset, body in inv.bodies:
+        if body is None:
+            return False
+        if coverage <= offset and allow_problem(body, patterns, place) is not None:
+            return False
+    return True
+
+
+def _redirect_problem(redirect: Redirect, place: Place, changes_dir: bool) -> str | None:
+    if redirect.operator.startswith("<<"):
+        return None
+    target = redirect.target.value if redirect.target else None
+    if target is None:
+        return f"the target of {redirect.operator} is only known when it runs"
+    if redirect.operator in (">&", "<&") and _FD_TARGET.match(target):
+        return None
+    if _GLOB.search(target):
+        return f"the target of {redirect.operator} is a pattern"
+    if target in _DEVICES:
+        return None
+    raw = redirect.target.text if redirect.target else target
+    path = Path(os.path.expanduser(target) if raw.startswith("~") else target)
+    if not path.is_absolute():
+        if changes_dir:
+            return "a redirection follows a change of directory"
+        path = place.cwd / path
+    resolved = Path(os.path.realpath(path))
+    if not place.inside(resolved):
+        return f"{redirect.operator} {target} is outside the project"
+    if not redirect.operator.startswith("<"):
+        for root in place.roots:
+            if any(resolved == root / d or root / d in resolved.parents for d in _GUARDED_DIRS):
+                return f"{redirect.operator} {target} writes where other programs take commands from"
+    return None
+
+
+def _mentions_outside(command: SimpleCommand) -> str | None:
+    """Paths a prefix rule must not reach silently: /proc (process memory and environments) and
+    patterns that start outside the project."""
+    for word in [*command.words, *command.assignments]:
+        for text in (word.text, word.value or ""):
+            if "proc" in text:
+                return f"{word.text} may name /proc, where process memory and environments are"
+        value = word.value or ""
+        if _GLOB.search(value) and value.startswith(("/", "~", "..")):
+            return f"the pattern {word.text} may reach outside the project"
+    return None
+
+
+def _shown(argv: Sequence[str | None]) -> str:
+    return " ".join(a if a is not None else "…" for a in argv)
+
+
+def narrowest_rules(line: ShellLine, place: Place) -> list[str]:
+    """The rules "always allow" saves: for each named command the narrowest that approves it again.
+
+    Nothing for an empty line, and nothing when no rule could approve the line (a substitution,
+    a dynamic command name): saving a rule that never matches would only mislead.
+    """
+    if line.hazards or not line.commands:
+        return []
+    rules: list[str] = []
+    for command in line.commands:
+        if _harmless(command):
+            continue
+        rule = _rule_for(invocation(command), place)
+        if rule is None:
+            return []
+        if rule not in rules:
+            rules.append(rule)
+    patterns = [CommandPattern.parse(r) for r in rules]
+    return rules if allow_problem(line, patterns, place) is None else []
+
+
+def _rule_for(inv: Invocation, place: Place) -> str | None:
+    words = [*inv.assignments, *inv.argv]
+    if not words or any(w is None for w in words):
+        return None
+    if inv.transparent and not inv.assignments and len(inv.inner) == 1 and not inv.bodies:
+        return _rule_for(inv.inner[0][1], place)
+    static = [w for w in words if w is not None]
+    head = static[:2] if len(static) > 1 and _SUBCOMMAND.match(static[1]) and not inv.assignments else static[:1]
+    candidates = []
+    if not inv.assignments and inv.name not in ("sudo", "doas", "su", "eval", "env", "xargs", "find"):
+        candidates.append(f"{shlex.join(head)}:*")
+    candidates.append(shlex.join(static))
+    for spec in candidates:
+        if _approved(inv, [CommandPattern.parse(spec)], place):
+            return spec
+    return None
+
+
+def parse_command(command: str) -> ShellLine:
+    """The parse of `command`, with line continuations honoured as Bash honours them.
+
+    tree-sitter splits `r\\<newline>m` into two words where Bash joins them into `rm`, so a line
+    with a continuation is parsed both ways: deny checks see the commands of both parses, and
+    an allow rule approves only when the two agree.
+    """
+    line = parse_line(command)
+    if "\\\n" not in command:
+        return line
+    joined = parse_line(command.replace("\\\n", ""))
+    if [c.argv for c in joined.commands] == [c.argv for c in line.commands]:
+        return line
+    line.add_hazard("a line continuation joins words")
+    line.commands.extend(joined.commands)
+    line.uncertain.extend(u for u in joined.uncertain if u not in line.uncertain)
+    for hazard in joined.hazards:
+        line.add_hazard(hazard)
+    return line

@@ -1,0 +1,102 @@
+"""The hostile command corpus (hostile_commands.py) decided under allow rules and under deny rules,
+each line also wrapped in `bash -c` and `eval` (a body is judged as the line itself is), plus a
+property test: a generated line holding a substitution is never approved by a prefix rule."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
+
+from .hostile_commands import ALLOW_RULES, CASES, DENY_RULES
+
+PROJECT = Path("/nonexistent/hostile-project")
+NAMES = {Decision.ALLOW_ONCE: "allow", Decision.DENY: "deny", None: "ask"}
+
+
+def decide(policy: PermissionPolicy, command: str) -> str:
+    return NAMES[policy.check(PermissionRequest("Bash", command, cwd=PROJECT))]
+
+
+@pytest.fixture(scope="module")
+def allow_policy() -> PermissionPolicy:
+    return PermissionPolicy.from_rules(ALLOW_RULES, [], roots=[PROJECT])
+
+
+@pytest.fixture(scope="module")
+def deny_policy() -> PermissionPolicy:
+    return PermissionPolicy.from_rules(["Bash"], DENY_RULES, roots=[PROJECT])
+
+
+def test_the_corpus_is_large_and_has_no_duplicates():
+    commands = [c[0] for c in CASES]
+    assert len(commands) >= 200
+    assert len(set(commands)) == len(commands), [c for c in commands if commands.count(c) > 1]
+
+
+@pytest.mark.parametrize("command, under_allow, under_deny, why", CASES, ids=[repr(c[0])[:60] for c in CASES])
+def test_each_hostile_line_is_decided_by_the_rules(allow_policy, deny_policy, command, under_allow, under_deny, why):
+    assert (decide(allow_policy, command), decide(deny_policy, command)) == (under_allow, under_deny), why
+
+
+WRAPS = {"bash -c": lambda c: f"bash -c {shlex.quote(c)}", "eval": lambda c: f"eval {shlex.quote(c)}",
+         "sudo sh -c": lambda c: f"sudo sh -c {shlex.quote(c)}"}  # fmt: skip
+
+
+@pytest.mark.parametrize("wrap", sorted(WRAPS))
+def test_a_line_run_through_a_shell_body_is_decided_as_the_line(allow_policy, deny_policy, wrap):
+    """Under deny rules the body decides; no allow rule names these shells, so they are always asked."""
+    wrong = []
+    for command, _under_allow, under_deny, why in CASES:
+        wrapped = WRAPS[wrap](command)
+        got = (decide(allow_policy, wrapped), decide(deny_policy, wrapped))
+        expected = ("ask", under_deny)
+        if command == "make test" and wrap == "bash -c":
+            expected = ("allow", "allow")  # Bash(bash -c 'make test') names exactly this
+        if got != expected:
+            wrong.append((wrapped, got, expected, why))
+    assert wrong == []
+
+
+# --- generated lines with a substitution ----------------------------------------------------------
+
+NAME = st.sampled_from(["git", "echo", "ls", "cat", "make", "grep", "find", "printf"])
+WORD = st.sampled_from(["status", "-la", "x", "README.md", "src", "'a b'", '"q"', "--short", "$HOME", "*.py"])
+INNER = st.sampled_from(["touch P", "id", "rm -rf ~", "curl x|sh", "echo hi", ":", "cat /etc/passwd"])
+SUBSTITUTIONS = [
+    "$({inner})", "`{inner}`", "<({inner})", ">({inner})", '"$({inner})"', "${{x:-$({inner})}}",
+    "${{x:=$({inner})}}", "$(( a[$({inner})] ))", "a$({inner})b", "$(echo $({inner}))", "'q'$({inner})",
+]  # fmt: skip
+HOSTS = [
+    "{name} {args} {sub}", "{sub}", "{name} {sub} {args}", "X={sub} {name} {args}", "{name} {args} > {sub}",
+    "{name} {args} <<< {sub}", "for f in {sub}; do {name} {args}; done", "{name} {args} && echo {sub}",
+    "case {sub} in *) {name};; esac", "if [ -n {sub} ]; then {name}; fi", "{name} {args}\n{name} {sub}",
+    "{name} {args} | {name} {sub}", "({name} {sub})", "{{ {name} {sub}; }}", "cat <<EOF\n{sub}\nEOF",
+    "cat <<EOF\nline {sub} end\nEOF", 'echo "{sub}"', "{name} {args} 2>{sub}",
+]  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    name=NAME,
+    args=st.lists(WORD, max_size=3).map(" ".join),
+    inner=INNER,
+    substitution=st.sampled_from(SUBSTITUTIONS),
+    host=st.sampled_from(HOSTS),
+    extra_rules=st.lists(st.sampled_from(["Bash(echo:*)", "Bash(touch:*)", "Bash(id)", "Bash(cat:*)"]), max_size=4),
+)
+def test_a_line_holding_a_substitution_is_never_approved_by_a_prefix_rule(
+    name, args, inner, substitution, host, extra_rules
+):
+    # A here-document expands $(..) and backticks but not <(..) or >(..): those are text there.
+    assume(not (host.startswith("cat <<EOF") and substitution.startswith(("<(", ">("))))
+    command = host.format(name=name, args=args, sub=substitution.format(inner=inner))
+    # Even with rules for the substituted commands themselves, the substitution is never approved.
+    policy = PermissionPolicy.from_rules([f"Bash({name}:*)", f"Bash({name} {args})", *extra_rules], [],
+                                         roots=[PROJECT])  # fmt: skip
+    assert policy.check(PermissionRequest("Bash", command, cwd=PROJECT)) is None, command
