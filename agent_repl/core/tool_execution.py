@@ -68,6 +68,10 @@ class ToolRuntime:
     # Environment variables no command may get (the agent's credentials).
     scrubbed_env: frozenset[str] = field(default_factory=credential_names)
 
+    def __post_init__(self) -> None:
+        if not self.permissions.roots:  # a policy made without a project works in this one
+            self.permissions.roots = (self.cwd.resolve(),)
+
 
 def apply_size_limit(tool: Tool, tool_use_id: str, output: ToolOutput, directory: Path) -> tuple[ToolOutput, str | None]:
     """Persist a text result over the tool's limit and return its preview instead.
