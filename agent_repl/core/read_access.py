@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pathspec
+from pathspec import GitIgnoreSpec
 
 _MAX_LINKS = 40
 _PROC_PID = re.compile(r"^/proc/(\d+)(?:/|$)")
@@ -99,7 +99,7 @@ def search_refusal(path: str | Path) -> str | None:
     """A recursive search of `/` or of /proc would read every process's environment."""
     real = resolved(path)
     if real == Path("/") or real == Path("/proc") or Path("/proc") in real.parents:
-        return f"searching {path} would read process memory and environments under /proc; search a narrower folder"
+        return f"searching {path} is refused: it would read process memory and environments under /proc"
     return refusal(path)
 
 
@@ -117,7 +117,7 @@ class PathPattern:
 
     text: str
     base: Path
-    spec: pathspec.PathSpec | None
+    spec: GitIgnoreSpec | None
 
     @classmethod
     def parse(cls, text: str, *, cwd: Path, home: Path | None = None) -> PathPattern:
@@ -131,7 +131,7 @@ class PathPattern:
         else:
             base, rest = cwd, text.removeprefix("./")
         rest = rest.strip("/") if rest not in ("", "**") else rest
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", [rest]) if rest else None
+        spec = GitIgnoreSpec.from_lines([rest]) if rest else None
         return cls(text, Path(os.path.normpath(base)), spec)
 
     def matches(self, path: Path, *, directory: bool = False) -> bool:
