@@ -55,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help='comma-separated allow rules, e.g. "Bash(git status:*),Read"')
     parser.add_argument("--add-dir", dest="add_dirs", action="extend", nargs="+", default=[], metavar="DIR",
                         help="another folder the agent may read without asking (repeatable)")
+    parser.add_argument("--trust-project", action="store_true",
+                        help="let this folder's .agent_repl/settings.json allow things for this run, without asking")
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="run every tool call without asking (only in a sandbox you can throw away)")
     parser.add_argument("--permission-mode", default=None, metavar="MODE",
@@ -112,6 +114,7 @@ def prepare_launch(
                 "skip_permissions": args.dangerously_skip_permissions or None,
                 "permission_mode": mode,
             },
+            trusted=True if args.trust_project else None,
         )
         extra_allow = _allowed_tool_rules(args.allowed_tools)
     except (SettingsError, ValueError) as exc:
@@ -195,6 +198,10 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
         for notice in launch.notices:
             print(f"agent-repl: {notice}", file=err)
         if args.print_prompt is not None:
+            if launch.settings.untrusted_allow:
+                from agent_repl.core.trust import untrusted_warning
+
+                print(f"agent-repl: {untrusted_warning(cwd, launch.settings.untrusted_allow)}", file=err)
             prompt = args.print_prompt or args.prompt or ("" if sys.stdin.isatty() else sys.stdin.read())
             if not prompt.strip():
                 print("agent-repl: -p needs a prompt (an argument or on stdin)", file=err)

@@ -1,7 +1,8 @@
 """Settings: files, environment and flags, validated with pydantic and reported clearly when wrong.
 
 Precedence, lowest first: defaults, `<home>/settings.json`, `./.agent_repl/settings.json`, the
-environment, command-line flags. Nothing is read at import time: `load_settings` takes the
+environment, command-line flags. The project file's allow rules count only in a trusted folder
+(`agent_repl.core.trust`); until then they wait in `untrusted_allow`. Nothing is read at import time: `load_settings` takes the
 environment and paths it may look at.
 """
 
@@ -20,6 +21,7 @@ from agent_repl.core.credentials import credential_names, looks_like_credential,
 from agent_repl.core.credentials import home_from_env as home_from_env
 from agent_repl.core.mcp_config import McpServerConfig
 from agent_repl.core.permissions import Rule
+from agent_repl.core.trust import TrustError, WorkspaceTrust
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_HOME = Path(DEFAULT_HOME_TEXT)
@@ -90,6 +92,8 @@ class Settings(BaseModel):
     skip_permissions: bool = False
     # Folders beside the working directory the reading tools may read unasked (`--add-dir`).
     add_dirs: list[Path] = Field(default_factory=list)
+    # Allow rules of a project settings file held back until the user trusts that folder.
+    untrusted_allow: list[str] = Field(default_factory=list)
 
     @property
     def scrubbed_env(self) -> frozenset[str]:
@@ -189,8 +193,13 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_settings(
-    *, cwd: Path, env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    trusted: bool | None = None,
 ) -> Settings:
+    """`trusted` says whether the project's own allow rules apply; None asks the trust store in the home."""
     env = os.environ if env is None else env
     home = home_from_env(env)
     user_file, project_file = settings_files(cwd, env)
@@ -199,6 +208,10 @@ def load_settings(
     project = _read_settings_file(project_file)
     if "mcp_servers" in project:
         project["project_mcp_servers"] = project.pop("mcp_servers")
+    project_allow = list(project.get("permissions", {}).get("allow", []))
+    if project_allow and not (WorkspaceTrust(home).is_trusted(cwd) if trusted is None else trusted):
+        project = {**project, "permissions": {"deny": project["permissions"].get("deny", [])}}
+        data["untrusted_allow"] = project_allow
     data = _merge(data, project)
     data["home"] = home
     names = credential_names(data.get("credential_env") or [])
@@ -246,3 +259,19 @@ def load_settings(
         return Settings.model_validate(data)
     except ValidationError as exc:
         raise SettingsError(f"settings: {_describe(exc)}") from exc
+
+
+def trust_project(settings: Settings, cwd: Path) -> tuple[Settings, str | None]:
+    """The user trusted the folder: remember it and let the held-back allow rules take effect.
+
+    The second value is why it could not be remembered (the rules still apply for this run).
+    """
+    try:
+        WorkspaceTrust(settings.home).trust(cwd)
+        problem = None
+    except TrustError as exc:
+        problem = str(exc)
+    permissions = settings.permissions.model_copy(
+        update={"allow": [*settings.permissions.allow, *settings.untrusted_allow]}
+    )
+    return settings.model_copy(update={"permissions": permissions, "untrusted_allow": []}), problem

@@ -178,7 +178,7 @@ class AgentApp(App[int]):
         from agent_repl.commands import SessionHolder, default_registry
 
         try:
-            session = await self.launcher.open(self.ask_permission)
+            session = await self.launcher.open(self.ask_permission, self.confirm_trust)
         except LaunchError as exc:
             self.exit(2, return_code=2, message=f"agent-repl: {exc}")
             return
@@ -194,6 +194,14 @@ class AgentApp(App[int]):
             self._sdk_ready = warm_sdk_in_background()
         self.post_message(self.SessionReady(session))
         self._next_pending()
+
+    async def confirm_trust(self, cwd: Path, rules: list[str]) -> bool:
+        from agent_repl.ui.screens.trust import TrustScreen
+
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.push_screen(TrustScreen(cwd, rules), callback=lambda trusted: answer.done() or answer.set_result(
+            bool(trusted)))  # fmt: skip
+        return await answer
 
     async def _reopen(self, resume, previous: Session) -> Session:
         return await self.launcher.reopen(resume, previous, self.ask_permission)

@@ -46,7 +46,8 @@ from agent_repl.core.permission_mode import MODE_LABELS, PlanProposal
 from agent_repl.core.permissions import Answer, Decision, PermissionRequest
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.session import Session
-from agent_repl.core.settings import Settings
+from agent_repl.core.settings import Settings, trust_project
+from agent_repl.core.trust import trust_question
 from agent_repl.core.visible import show_controls
 from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete
@@ -230,6 +231,24 @@ async def _ask_permission(
     return Decision.DENY
 
 
+async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, settings: Settings) -> Settings:
+    """Ask once whether this folder's own settings may allow things; a yes is remembered."""
+    if not settings.untrusted_allow:
+        return settings
+    console.print(f"[bold yellow]{escape(show_controls(trust_question(cwd, settings.untrusted_allow)))}[/]")
+    try:
+        answer = await prompt.prompt_async("[y] trust this folder / [n] not now > ")
+    except (EOFError, KeyboardInterrupt):
+        answer = ""
+    if answer.strip().lower()[:1] != "y":
+        console.print("[dim]not trusted: its allow rules are ignored this time[/]")
+        return settings
+    settings, problem = trust_project(settings, cwd)
+    if problem:
+        console.print(f"[red]{escape(problem)} (trusted for this run only)[/]")
+    return settings
+
+
 @contextmanager
 def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
     """While a turn runs: Esc or Ctrl+C interrupt it, without echoing `^[` or `^C`.
@@ -361,6 +380,7 @@ async def run_inline(
         next_settings = previous.settings.model_copy(update={"model": previous.model})
         return await open_session(next_settings, cwd, resume=source, ask=ask)
 
+    settings = await _confirm_trust(prompt, console, cwd, settings)
     holder = SessionHolder(await open_session(settings, cwd, resume=resume, ask=ask), reopen)
     session = holder.session
     console.print(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from agent_repl.core.permissions import ApprovalCallback
     from agent_repl.core.session import Session
     from agent_repl.core.settings import Settings
+
+
+# Asked with the folder and the allow rules its settings hold back: may they apply?
+TrustQuestion = Callable[[Path, list[str]], Awaitable[bool]]
 
 
 class LaunchError(Exception):
@@ -90,13 +94,23 @@ class Launcher:
             import mcp  # noqa: F401  (the MCP SDK, imported here rather than on the event loop)
         return launch
 
-    async def open(self, ask: ApprovalCallback) -> Session:
+    async def open(self, ask: ApprovalCallback, confirm_trust: TrustQuestion | None = None) -> Session:
+        """The first session; `confirm_trust` is asked whether a folder's own allow rules may apply."""
         launch = await asyncio.to_thread(self._prepare_in_thread)
         from agent_repl.bootstrap import open_session
+        from agent_repl.core.settings import trust_project
 
-        self.settings = launch.settings
+        settings = launch.settings
         self.notices = list(launch.notices)
-        session = await open_session(launch.settings, self.cwd, resume=launch.resume, ask=ask)
+        if settings.untrusted_allow and confirm_trust is not None:
+            if await confirm_trust(self.cwd, list(settings.untrusted_allow)):
+                settings, problem = trust_project(settings, self.cwd)
+                if problem:
+                    self.notices.append(f"{problem} (trusted for this run only)")
+            else:
+                self.notices.append("this folder is not trusted: its allow rules are ignored this time")
+        self.settings = settings
+        session = await open_session(settings, self.cwd, resume=launch.resume, ask=ask)
         if session.mcp is not None:
             self.notices.append(session.mcp.summary())
         return session

@@ -93,8 +93,8 @@ HOSTS = [
 def test_a_line_holding_a_substitution_is_never_approved_by_a_prefix_rule(
     name, args, inner, substitution, host, extra_rules
 ):
-    # A here-document expands $(..) and backticks but not <(..) or >(..): those are text there.
-    assume(not (host.startswith("cat <<EOF") and substitution.startswith(("<(", ">("))))
+    # Here-documents and double quotes expand $(..) and backticks but not <(..) or >(..): text there.
+    assume(not (host.startswith(("cat <<EOF", 'echo "')) and substitution.startswith(("<(", ">("))))
     command = host.format(name=name, args=args, sub=substitution.format(inner=inner))
     # Even with rules for the substituted commands themselves, the substitution is never approved.
     policy = PermissionPolicy.from_rules([f"Bash({name}:*)", f"Bash({name} {args})", *extra_rules], [],

@@ -1,0 +1,48 @@
+"""The workspace-trust question in a real terminal (tmux), in the full-screen app and inline mode."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_repl.core.trust import WorkspaceTrust
+
+from .test_tmux_e2e import _start, _type, _wait_for_text
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def _key(name: str, key: str) -> None:
+    subprocess.run(["tmux", "send-keys", "-t", name, key], check=True, timeout=10)
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["app", "inline"])
+def test_a_cloned_projects_rules_wait_for_the_trust_answer(emulator, project: Path, home: Path, inline: bool):
+    (project / ".agent_repl").mkdir()
+    (project / ".agent_repl" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))
+    server = emulator([{"tools": [{"name": "Bash", "input": {"command": "touch ran-after-trust"}}]},
+                       {"text": "Touched it."}])  # fmt: skip
+    name = _start(server, home, project, *(["--inline"] if inline else []))
+    try:
+        _wait_for_text(name, "Trust this folder?")
+        if inline:
+            _type(name, "y")
+            _wait_for_text(name, "/help for help")
+        else:
+            _key(name, "y")
+            _wait_for_text(name, "/help lists commands")
+        _type(name, "touch the file")
+        _wait_for_text(name, "Touched it.")
+        if inline:
+            _type(name, "/exit")
+        else:
+            _key(name, "C-d")
+        _wait_for_text(name, "AGENT-REPL-EXIT=0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
+    assert (project / "ran-after-trust").exists()  # the trusted rule ran it without a question
+    assert WorkspaceTrust(home).is_trusted(project)
