@@ -88,7 +88,7 @@ class StaticLauncher(Launcher):
         self.session = session
         self.settings = session.settings
 
-    async def open(self, ask):  # type: ignore[override]
+    async def open(self, ask, confirm_trust=None):  # type: ignore[override]
         self.session.ask = ask
         return self.session
 
