@@ -24,6 +24,7 @@ from agent_repl.core.shell_syntax import Redirect, ShellLine, SimpleCommand, Wor
 HARMLESS = {"true", "false", ":", "test", "["}
 _FD_TARGET = re.compile(r"^(\d+|-)$")
 _GLOB = re.compile(r"[*?\[]")
+_PROC = re.compile(r"(^|/)proc(/|$)")
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 # Files a redirection may write or read without being inside the project.
 _DEVICES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"}
@@ -142,6 +143,8 @@ def deny_match(line: ShellLine, patterns: Iterable[CommandPattern]) -> tuple[Com
             uncertain.append("a command name is only known when it runs")
         if any(body is None for _, body in inv.bodies):
             uncertain.append(f"{inv.name} runs text that is only known when it runs")
+        if inv.unseen:
+            uncertain.append(inv.unseen)
         for _, body in inv.bodies:
             if body is not None:
                 uncertain.extend(body.uncertain)
@@ -168,6 +171,11 @@ def allow_problem(line: ShellLine, patterns: Sequence[CommandPattern], place: Pl
         inv = invocation(command)
         if not _approved(inv, patterns, place):
             return f"no allow rule covers {command.text.strip()!r}"
+        for layer in inv.layers():
+            for path in layer.writes:
+                problem = _target_problem(path, path or "", f"{layer.name} writing", place, changes_dir, writes=True)
+                if problem:
+                    return problem
     return None
 
 
@@ -208,15 +216,22 @@ def _redirect_problem(redirect: Redirect, place: Place, changes_dir: bool) -> st
     if redirect.operator.startswith("<<"):
         return None
     target = redirect.target.value if redirect.target else None
-    if target is None:
-        return f"the target of {redirect.operator} is only known when it runs"
-    if redirect.operator in (">&", "<&") and _FD_TARGET.match(target):
+    if target is not None and redirect.operator in (">&", "<&") and _FD_TARGET.match(target):
         return None
+    raw = redirect.target.text if redirect.target else ""
+    return _target_problem(target, raw, redirect.operator, place, changes_dir, writes=redirect.operator != "<")
+
+
+def _target_problem(target: str | None, raw: str, what: str, place: Place, changes_dir: bool, *,
+                    writes: bool) -> str | None:  # fmt: skip
+    """Why a file a command reads or writes keeps a rule from approving it (outside the project,
+    only known at run time, or where other programs take commands from)."""
+    if target is None:
+        return f"the target of {what} is only known when it runs"
     if _GLOB.search(target):
-        return f"the target of {redirect.operator} is a pattern"
+        return f"the target of {what} is a pattern"
     if target in _DEVICES:
         return None
-    raw = redirect.target.text if redirect.target else target
     path = Path(os.path.expanduser(target) if raw.startswith("~") else target)
     if not path.is_absolute():
         if changes_dir:
@@ -224,11 +239,11 @@ def _redirect_problem(redirect: Redirect, place: Place, changes_dir: bool) -> st
         path = place.cwd / path
     resolved = Path(os.path.realpath(path))
     if not place.inside(resolved):
-        return f"{redirect.operator} {target} is outside the project"
-    if not redirect.operator.startswith("<"):
+        return f"{what} {target} is outside the project"
+    if writes:
         for root in place.roots:
             if any(resolved == root / d or root / d in resolved.parents for d in _GUARDED_DIRS):
-                return f"{redirect.operator} {target} writes where other programs take commands from"
+                return f"{what} {target} writes where other programs take commands from"
     return None
 
 
@@ -237,7 +252,7 @@ def _mentions_outside(command: SimpleCommand) -> str | None:
     patterns that start outside the project."""
     for word in [*command.words, *command.assignments]:
         for text in (word.text, word.value or ""):
-            if "proc" in text:
+            if _PROC.search(text):
                 return f"{word.text} may name /proc, where process memory and environments are"
         value = word.value or ""
         if _GLOB.search(value) and value.startswith(("/", "~", "..")):

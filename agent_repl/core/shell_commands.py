@@ -34,9 +34,17 @@ _OPTIONS_WITH_ARG = {
     "su": {"-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"},
     "runuser": {"-u", "--user", "-g", "--group", "-G", "--supp-group", "-s", "--shell"},
     "shell": {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
+    "ionice": {"-c", "--class", "-n", "--classdata", "-t"},
+    "strace": {"-o", "-e", "-p", "-s", "-u", "-E", "-a", "-b", "-I", "-O", "-P", "-S", "-X"},
+    "ltrace": {"-o", "-e", "-p", "-s", "-u", "-a", "-n", "-l", "-x"},
+    "unshare": {"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"},
+    "script": {"-E", "--echo", "-I", "--log-in", "-O", "--log-out", "-B", "--log-io", "-T", "--log-timing",
+               "-m", "--logging-format", "-o", "--output-limit"},  # fmt: skip
 }
 _PLAIN_WRAPPERS = {"command", "builtin", "time", "nohup", "setsid", "busybox", "coproc", "sudo", "doas", "exec",
-                   "nice", "stdbuf"}  # fmt: skip
+                   "nice", "stdbuf", "ionice", "strace", "ltrace", "unbuffer", "unshare"}  # fmt: skip
+# Wrappers whose first word after the options is not the command: a CPU mask, a priority.
+_ONE_ARG_WRAPPERS = {"taskset", "chrt"}
 
 
 @dataclass
@@ -50,6 +58,8 @@ class Invocation:
     # (position of the word holding the text, the parsed text or None when it is only known at run time).
     bodies: list[tuple[int, ShellLine | None]] = field(default_factory=list)
     transparent: bool = False
+    # Files the command itself writes, named in its words (`find -fprint FILE`): judged like `>`.
+    writes: list[str | None] = field(default_factory=list)
     # Code the line does not contain (`source FILE`, `sh FILE`, a shell reading an unknown stdin) and
     # the position of the word that names it (the file), if any.
     unseen: str | None = None
@@ -117,9 +127,11 @@ def _invocation(argv: list[str | None], depth: int, command: SimpleCommand | Non
                 inv.bodies.append((start, _parse(text, depth)))
     elif name in ("su", "runuser", "flock"):
         _dash_c(inv, depth, _OPTIONS_WITH_ARG[name])
-    elif name == "chroot":
+    elif name == "chroot" or name in _ONE_ARG_WRAPPERS:
         start = _skip_options(argv, 1, set())
         _wrap(inv, start + 1 if start is not None else None, depth)
+    elif name == "script":
+        _dash_c(inv, depth, _OPTIONS_WITH_ARG["script"])
     elif name in _PLAIN_WRAPPERS:
         start = _skip_options(argv, 1, _OPTIONS_WITH_ARG.get(name, set()), numeric=name == "nice")
         if name == "sudo" and start is not None:
@@ -192,7 +204,8 @@ def _shell(inv: Invocation, depth: int, command: SimpleCommand | None) -> None:
             has_c = True
         i += 1
     if has_c:
-        inv.bodies.append((i, _parse(argv[i], depth) if i < len(argv) else _parse("", depth)))
+        # No text after -c: under xargs or find -exec it arrives at run time.
+        inv.bodies.append((i, _parse(argv[i], depth) if i < len(argv) else None))
     elif i < len(argv):
         inv.unseen, inv.unseen_at = f"{inv.name} runs the script file it is given", i
     else:
@@ -216,7 +229,8 @@ def _dash_c(inv: Invocation, depth: int, with_arg: set[str]) -> None:
     """`su -c TEXT`, `runuser -c TEXT`, `flock FILE -c TEXT`; `runuser -u U -- cmd` and `flock FILE cmd`."""
     argv = inv.argv
     for i, word in enumerate(argv[1:], start=1):
-        if word in ("-c", "--command") and i + 1 < len(argv):
+        cluster = word is not None and word[:1] == "-" and word[1:].isalpha() and word.endswith("c")
+        if (word in ("-c", "--command") or cluster) and i + 1 < len(argv):
             inv.bodies.append((i + 1, _parse(argv[i + 1], depth)))
             return
         if word is not None and word.startswith("--command="):
@@ -225,7 +239,7 @@ def _dash_c(inv: Invocation, depth: int, with_arg: set[str]) -> None:
     start = _skip_options(argv, 1, with_arg)
     if inv.name == "flock" and start is not None:
         start += 1
-    if inv.name != "su" and start is not None and start < len(argv):
+    if inv.name not in ("su", "script") and start is not None and start < len(argv):
         _wrap(inv, start, depth)
 
 
@@ -246,6 +260,9 @@ def _find(inv: Invocation, depth: int) -> None:
             i = end
         elif word == "-delete":
             inv.inner.append((i, Invocation(["rm", *paths])))
+        elif word in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+            inv.writes.append(argv[i + 1] if i + 1 < len(argv) else None)
+            i += 1
         i += 1
 
 
