@@ -98,13 +98,16 @@ class ShellLine:
 def parse_line(text: str) -> ShellLine:
     """Walk the whole line; a parse error is a hazard and leaves deny checks uncertain."""
     line = ShellLine(text)
-    tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
+    trailing = len(text) - len(text.rstrip("\\"))
+    # Bash keeps a lone backslash at the very end as a character; tree-sitter calls it an error.
+    source = text + "\\" if trailing % 2 else text
+    tree = _parser().parse(source.encode("utf-8", "surrogatepass"))
     if tree.root_node.has_error:
         line.complete = False
         line.add_hazard("the shell parser could not read the whole line", uncertain=True)
     if any(ord(c) < 32 and c not in "\t\n" or c == "\x7f" for c in text):
         line.add_hazard("control characters in the command")
-    _Walker(line, text.encode("utf-8", "surrogatepass")).statements(tree.root_node)
+    _Walker(line, source.encode("utf-8", "surrogatepass")).statements(tree.root_node)
     return line
 
 

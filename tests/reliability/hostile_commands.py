@@ -377,6 +377,8 @@ CASES: list[tuple[str, str, str, str]] = [
     (r'echo "\$(touch P)"', A, A, "an escaped $( in double quotes is text"),
     (r"echo $'\n'touch P", A, A, "$'\\n'touch is one word echo prints"),
     (r"echo process", A, A, "a word containing proc is not /proc"),
+    ("echo C:\\", A, A, "a lone backslash at the very end is a character to Bash"),
+    ("rm C:\\", Q, D, RM),
     (r"${SHELL} -c 'rm x'", Q, Q, DYNAMIC),
     (r"bash -c 'eval \"$1\"' _ 'rm x'", Q, Q, "eval of a positional parameter: only known at run time"),
 ]
