@@ -222,7 +222,9 @@ class Routes:
         self._raise_status_fault(fault, str(body.get("model") if isinstance(body, dict) else "unknown"))
         betas = betas_of(call.request)
         check_body(body, CREATE_BODY, betas)
-        validate_create(body, self.lookup(body["model"]))
+        validate_create(
+            body, self.lookup(body["model"]), continues_paused_turn=self.state.engine.continues_paused_turn(body)
+        )
         engine = self.state.engine
         prepared = _engine_call(engine.prepare, body, api_key=api_key, betas=betas, request_index=index)
         window = engine.window_for(prepared.spec)

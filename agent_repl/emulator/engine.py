@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agent_repl.emulator.blocks import Block
+from agent_repl.emulator.blocks import Block, content_blocks, digest, strip_bookkeeping
 from agent_repl.emulator.cache import CachePlan, CacheUsage, PromptCache, automatic_ttl_of
 from agent_repl.emulator.cache_edits import CACHE_EDITING_BETA, apply_cache_edits, reject_cache_editing_fields
 from agent_repl.emulator.compaction import check_compaction_request, compaction_block, compaction_requested
@@ -96,6 +96,10 @@ class _Built:
     binding: BindingState
 
 
+def _content_digest(content: list[Block]) -> bytes:
+    return digest([strip_bookkeeping(b) for b in content])
+
+
 def usage_object(
     cache: CacheUsage, body: dict[str, Any], *, deleted_tokens: int | None, output_tokens: int = 0
 ) -> dict[str, Any]:
@@ -143,6 +147,8 @@ class Engine:
         self._history = PromptHistory()
         self._counters: dict[float, TokenCounter] = {}
         self._committed: OrderedDict[int, None] = OrderedDict()
+        # Replies that stopped with pause_turn, by content digest: sent back as is, they continue.
+        self._paused: OrderedDict[bytes, None] = OrderedDict()
         self._serials = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -320,8 +326,22 @@ class Engine:
     def completed(self, prepared: Prepared, completion: Completion) -> None:
         """The response was fully sent: meter its output and let the policy move on."""
         self.meter.add_output(prepared.spec, completion.output_tokens, prepared.total_input_tokens)
+        if completion.stop_reason == "pause_turn":
+            with self._lock:
+                self._paused[_content_digest(completion.content)] = None
+                while len(self._paused) > 1024:
+                    self._paused.popitem(last=False)
         if completion.reply is not None:
             self.policy.completed(prepared.policy_request, completion.reply)
+
+    def continues_paused_turn(self, body: dict[str, Any]) -> bool:
+        """Whether the request ends with a reply of ours that paused (`pause_turn`), sent back as is."""
+        messages = body.get("messages") if isinstance(body, dict) else None
+        last = messages[-1] if isinstance(messages, list) and messages else None
+        if not isinstance(last, dict) or last.get("role") != "assistant":
+            return False
+        with self._lock:
+            return _content_digest(content_blocks(last.get("content"))) in self._paused
 
     def usage_totals(self) -> dict[str, Any]:
         return self.meter.totals()
@@ -333,6 +353,7 @@ class Engine:
         self._history = PromptHistory()
         with self._lock:
             self._committed.clear()
+            self._paused.clear()
         reset_policy = getattr(self.policy, "reset", None)
         if callable(reset_policy):
             reset_policy()

@@ -34,7 +34,9 @@ def blocks_of(message: dict[str, Any]) -> list[dict[str, Any]]:
     return list(content or [])
 
 
-def validate_create(body: dict[str, Any], spec: ModelLimits) -> None:
+def validate_create(body: dict[str, Any], spec: ModelLimits, *, continues_paused_turn: bool = False) -> None:
+    """`continues_paused_turn`: the last message is a reply that stopped with `pause_turn`, sent
+    back as is to continue it (not a prefill)."""
     _check_tool_names(body)
     check_deferred_tools(body)
     max_tokens = int(body["max_tokens"])
@@ -44,7 +46,9 @@ def validate_create(body: dict[str, Any], spec: ModelLimits) -> None:
     _check_system(body)
     _check_messages(body["messages"])
     _check_cache_control(body)
-    _check_prefill(body["messages"], spec)
+    # A compaction request samples nothing after the history.
+    if body.get("compaction") is None and not continues_paused_turn:
+        _check_prefill(body["messages"], spec)
 
 
 def validate_count(body: dict[str, Any], spec: ModelLimits) -> None:
