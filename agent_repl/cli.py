@@ -89,10 +89,21 @@ def _allowed_tool_rules(text: str | None) -> list[str]:
 def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[str]) -> Settings:
     from agent_repl.offline import start_offline_emulator
 
-    base_url = start_offline_emulator(stack, model=settings.model)
+    base_url = start_offline_emulator(stack)
     notices.append(f"no ANTHROPIC_API_KEY set, so this runs on the offline demo model "
                    f"(a local emulator at {base_url}); set the key to talk to Claude.")
     return settings.model_copy(update={"base_url": base_url, "api_key": "offline-demo"})
+
+
+def _resolved_model(settings: Settings) -> Settings:
+    """The model as the endpoint names it (`opus`, `sonnet`, `haiku` resolved), or a clear error."""
+    from agent_repl.core.models import ModelLookupError, resolve_model_sync
+
+    try:
+        model = resolve_model_sync(settings.api_key, settings.base_url, settings.model)
+    except ModelLookupError as exc:
+        raise LaunchError(f"{exc} Pick one with --model.") from exc
+    return settings if model == settings.model else settings.model_copy(update={"model": model})
 
 
 def prepare_launch(
@@ -139,6 +150,7 @@ def prepare_launch(
                 settings = _start_offline_emulator(stack, settings, notices)
             except SystemExit as exc:
                 raise LaunchError(str(exc.code).removeprefix("agent-repl: ")) from exc
+    settings = _resolved_model(settings)
     try:
         resume = find_resume_source(settings, cwd, args.resume or None, latest=args.continue_latest)
     except ResumeError as exc:

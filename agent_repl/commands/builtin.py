@@ -68,32 +68,25 @@ async def cost_command(ctx: CommandContext, args: str) -> CommandResult:
     return CostReport(session.model, session.usage_total, session.cost_total_usd, session.request_count)
 
 
-def _set_window(ctx: CommandContext, model: str) -> int:
-    """Point the pipeline's window at the new model's (unless settings fix the window)."""
-    from agent_repl.core.models import model_info
-
-    session = ctx.session
-    window = session.settings.context_window or model_info(model).context_window
-    config = getattr(getattr(session.projector, "state", None), "config", None)
-    if config is not None:
-        config.set_window(window)
-    return window
-
-
 async def model_command(ctx: CommandContext, args: str) -> CommandResult:
-    from agent_repl.core.models import model_info
+    from agent_repl.core.models import ModelLookupError, resolve_model
 
     session = ctx.session
     name = args.strip()
     if not name:
-        window = session.settings.context_window or model_info(session.model).context_window
-        return ModelReport(session.model, None, window, [])
+        return ModelReport(session.model, None, session.settings.context_window or session.model_info.context_window, [])
     if any(ch.isspace() for ch in name):
         return TextOutput(f"a model name has no spaces: {name!r}", level="error")
+    try:
+        model = await resolve_model(session.client, name)
+    except ModelLookupError as exc:
+        return TextOutput(str(exc), level="error")
+    data = await session.client.model_data(model)
+    if data is not None:
+        session.model_catalog.learn(model, data)
     previous = session.model
-    session.model = name
-    window = _set_window(ctx, name)
-    return ModelReport(name, previous, window, [])
+    session.model = model  # the pipeline follows: window, thinking, compaction
+    return ModelReport(model, previous, session.settings.context_window or session.model_info.context_window, [])
 
 
 async def resume_command(ctx: CommandContext, args: str) -> CommandResult:

@@ -83,6 +83,8 @@ def recently_read_files(summarized: list[Message], kept: list[Message], state: P
             content = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
+        if "\x00" in content:
+            continue  # an image or another binary file: not text to show again
         body = _numbered(content)
         tokens = round(state.facts.text_tokens(body) * state.tokens.ratio)
         budget = min(MAX_TOKENS_PER_FILE, total_budget - total)

@@ -14,9 +14,11 @@ Nothing is removed from the history, so `undo_last_compaction` can bring the old
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_repl.context.attachments import (
@@ -26,15 +28,18 @@ from agent_repl.context.attachments import (
     recently_read_files,
     standing_context,
 )
+from agent_repl.context.compact_api import api_summary, split_for_kept_turns
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import fork_request
 from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.shrink import REQUEST_SIZE_LIMIT_BYTES, lighten_largest, media_as_markers, wire_bytes
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount, should_autocompact
 from agent_repl.core.deferred_tools import DISCOVERED_KEY, discovered_tools
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
-from agent_repl.core.recovery import CUT_OFF_STOP_REASONS
+from agent_repl.core.projection import Projection
+from agent_repl.core.recovery import CUT_OFF_STOP_REASONS, is_request_too_large
 from agent_repl.core.todos import latest_todos, todo_reminder
 from agent_repl.transcript.records import CompactionUndoRecord
 
@@ -47,6 +52,7 @@ MAX_PTL_RETRIES = 3
 KEPT_TAIL_MAX_TOKENS = 40_000
 SUMMARY_MAX_TOKENS = 16_000
 _PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -166,7 +172,10 @@ class Compactor:
         enabled = config.strategy == "autocompact" and session.settings.autocompact and not self.disabled
         return not self.in_progress and should_autocompact(estimated_tokens, config.effective_window, enabled=enabled)
 
-    async def compact(self, session: Session, *, trigger: Trigger, instructions: str | None = None) -> CompactionOutcome:
+    async def compact(
+        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+    ) -> CompactionOutcome:
+        """`byte_budget`: after a 413, the most bytes the summary request and the kept tail may hold."""
         projection = self.pipeline.project(session.messages, dry_run=True)
         view, before = projection.view, projection.estimated_tokens
         if not any(isinstance(m, AssistantMessage) for m in view):
@@ -174,10 +183,12 @@ class Compactor:
         self.in_progress = True
         try:
             outcome = None
-            if trigger != "manual" or not instructions:
+            if self.pipeline.state.config.on_demand_compaction:
+                outcome = await self._from_api(session, projection, trigger, instructions, byte_budget)
+            if outcome is None and byte_budget is None and (trigger != "manual" or not instructions):
                 outcome = await self._from_session_memory(session, view, before, trigger)
             if outcome is None:
-                outcome = await self._full(session, view, before, trigger, instructions)
+                outcome = await self._full(session, view, before, trigger, instructions, byte_budget)
         except Exception as exc:  # a failed compaction must never take the session down
             outcome = CompactionOutcome(False, trigger, f"Compaction failed: {exc}", before)
         finally:
@@ -194,6 +205,32 @@ class Compactor:
                     "for the rest of this session; /compact still works."
                 )
         return outcome
+
+    async def _from_api(
+        self,
+        session: Session,
+        projection: Projection,
+        trigger: Trigger,
+        instructions: str | None,
+        byte_budget: int | None,
+    ) -> CompactionOutcome | None:
+        """The API's own summary (on-demand compaction); None to fall back to ours."""
+        view, before = projection.view, projection.estimated_tokens
+        start = current_turn_start(view, self.pipeline.state, kept_tail_budget(self.pipeline.state))
+        kept = view[start] if start is not None else None
+        split = split_for_kept_turns(projection, kept)
+        if byte_budget is not None:
+            if wire_bytes(projection.wire[split:]) > byte_budget // 2:
+                kept, split = None, len(projection.wire)
+            if wire_bytes(projection.wire[:split]) > byte_budget:
+                return None  # only our own summary request can shed bytes
+        try:
+            entry = await api_summary(session, projection, split, instructions, max_tokens=self.summary_max_tokens)
+        except Exception as exc:  # too long, too large, refused: our own summary path takes over
+            log.info("on-demand compaction failed, summarizing ourselves: %s", exc)
+            return None
+        kept_from = kept.uuid if kept is not None and split < len(projection.wire) else None
+        return await self._install(session, view, before, trigger, entry, kept_from, source="the API's summary")
 
     async def _from_session_memory(
         self, session: Session, view: list[Message], before: int, trigger: Trigger
@@ -214,7 +251,10 @@ class Compactor:
         if start is None:
             return None
         summary = extract_summary(content) or content
-        outcome = await self._install(session, view, before, trigger, summary, view[start].uuid, used_memory=True)
+        outcome = await self._install(
+            session, view, before, trigger, self._summary_entry(session, summary), view[start].uuid,
+            used_memory=True, source="session memory",
+        )
         threshold = autocompact_threshold(self.pipeline.state.config.effective_window)
         if outcome.tokens_after >= threshold:
             await self._undo(session, outcome)
@@ -222,12 +262,20 @@ class Compactor:
         return outcome
 
     async def _full(
-        self, session: Session, view: list[Message], tokens_before: int, trigger: Trigger, instructions: str | None
+        self,
+        session: Session,
+        view: list[Message],
+        tokens_before: int,
+        trigger: Trigger,
+        instructions: str | None,
+        byte_budget: int | None = None,
     ) -> CompactionOutcome:
         state = self.pipeline.state
         question = summary_request(instructions)
         budget = kept_tail_budget(state)
         start = current_turn_start(view, state, budget)
+        if byte_budget is not None and start is not None and _entry_bytes(view[start:], state) > byte_budget // 2:
+            start = None  # what is kept verbatim must be light in bytes too
         # What the last request sent is in the cache; what came after it (its reply, new results, a
         # new prompt) is kept verbatim in the tail, so it need not be summarized and the summary
         # request writes nothing but its question.
@@ -245,7 +293,15 @@ class Compactor:
             before_uuid=cut.uuid if cut is not None else None,
         )
         transform = None
+        if byte_budget is not None:
+            cut = None
+            fork = partial(fork_request, session, question, max_tokens=self.summary_max_tokens)
+
+            def transform(wire):  # type: ignore[no-untyped-def]
+                return shrink_by_bytes(wire, session.tool_results_dir, byte_budget)
+
         for attempt in range(MAX_PTL_RETRIES + 1):
+            too_large = False
             try:
                 memory = getattr(session, "memory", None)
                 if memory is not None:
@@ -254,7 +310,8 @@ class Compactor:
                 else:
                     response = await fork(transform=transform)
             except Exception as exc:
-                if "prompt is too long" not in str(exc) or attempt == MAX_PTL_RETRIES:
+                too_large = is_request_too_large(exc)
+                if not (too_large or "prompt is too long" in str(exc)) or attempt == MAX_PTL_RETRIES:
                     raise
                 gap = prompt_too_long_gap(exc)
             else:
@@ -266,7 +323,12 @@ class Compactor:
                             False, trigger, "Compaction failed: the summary came back empty.", tokens_before
                         )
                     return await self._install(
-                        session, view, tokens_before, trigger, summary, view[start].uuid if start else None
+                        session,
+                        view,
+                        tokens_before,
+                        trigger,
+                        self._summary_entry(session, summary),
+                        view[start].uuid if start else None,
                     )
                 # A summary cut off (at the window's edge, or the output cap) would lose what it
                 # had not reached yet, such as the later user messages: make room and ask again.
@@ -275,11 +337,20 @@ class Compactor:
                 gap = None
             previous = transform
 
-            def transform(wire, previous=previous, gap=gap):  # type: ignore[no-untyped-def]
+            def transform(wire, previous=previous, gap=gap, too_large=too_large):  # type: ignore[no-untyped-def]
                 wire = previous(wire) if previous else wire
+                if too_large:
+                    return shrink_by_bytes(wire, session.tool_results_dir)
                 return drop_oldest_rounds(wire, gap, lambda m: _wire_tokens(m, state))
 
         raise CompactionError("unreachable")
+
+    @staticmethod
+    def _summary_entry(session: Session, summary: str) -> UserMessage:
+        return UserMessage(
+            content=continuation_message(summary, str(getattr(session.sink, "path", "")) or None),
+            is_compact_summary=True,
+        )
 
     async def _install(
         self,
@@ -287,18 +358,15 @@ class Compactor:
         view: list[Message],
         before: int,
         trigger: Trigger,
-        summary: str,
+        summary_message: Message,
         kept_from: str | None,
         *,
         used_memory: bool = False,
+        source: str = "a summary",
     ) -> CompactionOutcome:
         state = self.pipeline.state
         kept_index = next((i for i, m in enumerate(view) if m.uuid == kept_from), len(view))
         kept = view[kept_index:]
-        summary_message = UserMessage(
-            content=continuation_message(summary, str(getattr(session.sink, "path", "")) or None),
-            is_compact_summary=True,
-        )
         files = recently_read_files(view[:kept_index], kept, state)
         standing = (
             standing_context(session.messages, kept),
@@ -318,6 +386,7 @@ class Compactor:
                 "summaryUuid": summary_message.uuid,
                 "attachmentUuids": [a.uuid for a in attachments],
                 "usedSessionMemory": used_memory,
+                "apiSummary": isinstance(summary_message, AssistantMessage),
             },
             logical_parent_uuid=session.last_uuid,
         )
@@ -337,7 +406,6 @@ class Compactor:
         state.tokens.last_usage_anchor = None
         after_projection = self.pipeline.project(session.messages, dry_run=True)
         after = token_count_with_estimation(after_projection.view, state)
-        source = "session memory" if used_memory else "a summary"
         message = f"Compacted the conversation ({trigger}) into {source}: ~{before:,} -> ~{after:,} tokens."
         return CompactionOutcome(True, trigger, message, before, after, used_memory, new_messages)
 
@@ -346,6 +414,26 @@ class Compactor:
         record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[m.uuid for m in outcome.new_messages])
         apply_undo(self.pipeline.state, record)
         await session.append_record(record)
+
+
+def shrink_by_bytes(
+    wire: list[dict[str, Any]], tool_results_dir: Path, target: int | None = None
+) -> list[dict[str, Any]]:
+    """After a 413: at most `target` bytes (by default half, and under the documented limit).
+    Images and documents become markers first (a summary needs their place, not their pixels),
+    then the oldest rounds go, then the heaviest results become saved previews."""
+    target = min(REQUEST_SIZE_LIMIT_BYTES * 9 // 10, target or wire_bytes(wire) // 2)
+    wire = media_as_markers(wire)
+    if wire_bytes(wire) > target:
+        try:
+            wire = drop_oldest_rounds(wire, wire_bytes(wire) - target, wire_bytes)
+        except CompactionError:
+            pass  # one round is left: its heavy results go next
+    return lighten_largest(wire, target, tool_results_dir)
+
+
+def _entry_bytes(entries: list[Message], state: PipelineState) -> int:
+    return sum(wire_bytes(list(state.facts.get(m).wire_blocks)) for m in entries)
 
 
 def _wire_tokens(message: dict[str, Any], state: PipelineState) -> int:

@@ -44,7 +44,7 @@ def estimate_request(view: list[Message], state: PipelineState) -> int:
 
 def last_usage_index(view: list[Message], state: PipelineState) -> int | None:
     anchor = state.tokens.last_usage_anchor
-    if anchor is None or state.tokens.last_usage is None:
+    if anchor is None or state.tokens.last_usage is None or not state.tokens.anchor_describes_view:
         return None
     for index in range(len(view) - 1, -1, -1):
         if view[index].uuid == anchor:

@@ -47,13 +47,19 @@ def block_to_wire(block: ContentBlock) -> dict[str, Any]:
     return wire_block(block)
 
 
+def _blank(block: ContentBlock) -> bool:
+    """Text with nothing but whitespace: the API refuses a message whose only text it is
+    (Claude Code transcripts hold such "\n\n" records), and it says nothing anyway."""
+    return isinstance(block, TextBlock) and not block.text.strip()
+
+
 def tagged_user_blocks(message: UserMessage, tag: bool = True) -> list[dict[str, Any]]:
     """The user entry's blocks, with its `[id:]` tag inside each tool result or after its text.
 
     A result holding `tool_reference` blocks (ToolSearch's) is left as it is, so it stays nothing
     but references; the tag then follows it as a text block of its own.
     """
-    blocks = [block_to_wire(b) for b in message.blocks() if not (isinstance(b, TextBlock) and not b.text)]
+    blocks = [block_to_wire(b) for b in message.blocks() if not _blank(b)]
     if not tag or message.is_meta:
         return blocks
     label = id_tag(message.uuid)
@@ -81,7 +87,7 @@ def tagged_user_blocks(message: UserMessage, tag: bool = True) -> list[dict[str,
 
 def wire_blocks(message: Message, tag: bool = True) -> list[dict[str, Any]]:
     if isinstance(message, AssistantMessage):
-        return [block_to_wire(b) for b in message.content if not (isinstance(b, TextBlock) and not b.text)]
+        return [block_to_wire(b) for b in message.content if not _blank(b)]
     if isinstance(message, UserMessage):
         return tagged_user_blocks(message, tag)
     return []

@@ -39,8 +39,10 @@ class PipelineGuard:
             return None
         return BlockingLimit(estimated_tokens, blocking_limit(effective)).text()
 
-    async def compact(self, session: Session, *, trigger: Trigger, instructions: str | None = None) -> CompactionOutcome:
-        return await self.compactor.compact(session, trigger=trigger, instructions=instructions)
+    async def compact(
+        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+    ) -> CompactionOutcome:
+        return await self.compactor.compact(session, trigger=trigger, instructions=instructions, byte_budget=byte_budget)
 
     def drain_collapses(self, session: Session) -> list[Any]:
         state = self.pipeline.state

@@ -64,7 +64,10 @@ def _view_at(history: list[Message], index: int, end: int, undone: frozenset[str
         kept = [m for m in earlier[position:] if not isinstance(m, SystemMessage)]
     else:
         kept = []
-    summary_at = next((i for i, m in enumerate(after) if getattr(m, "is_compact_summary", False)), 0)
+    summary_uuid = boundary.metadata.get("summaryUuid") if isinstance(boundary, SystemMessage) else None
+    summary_at = next(
+        (i for i, m in enumerate(after) if m.uuid == summary_uuid or getattr(m, "is_compact_summary", False)), 0
+    )
     return [*after[: summary_at + 1], *kept, *after[summary_at + 1 :]]
 
 
@@ -130,6 +133,9 @@ class Pipeline:
     def configure_endpoint(self, *, cache_editing: bool) -> None:
         self.state.config.cache_editing = cache_editing
 
+    def set_window(self, context_window: int) -> None:
+        self.state.config.set_window(context_window)
+
     def configure_model(
         self,
         *,
@@ -178,6 +184,10 @@ class Pipeline:
         recorded = recorded_prefixes(view)
         thinking = leave_out_stale_thinking(drafts, seed, recorded)
         drafts = thinking.drafts
+        anchor = state.tokens.last_usage_anchor
+        state.tokens.anchor_describes_view = anchor is not None and thinking.describes(
+            next((m for m in reversed(view) if m.uuid == anchor), None)
+        )
         if thinking.left_out:
             where = f"from wire message {thinking.first_changed}"
             reports.append(StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}"))

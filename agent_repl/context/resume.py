@@ -52,7 +52,13 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
             mc.deleted.update(record.tool_use_ids)
     restore_commits(state, history, collapses)
     for message in reversed(history):
-        if isinstance(message, AssistantMessage) and message.usage is not None and not message.is_synthetic:
+        # The usage of an API compaction request described the messages it replaced.
+        if (
+            isinstance(message, AssistantMessage)
+            and message.usage is not None
+            and not message.is_synthetic
+            and message.stop_reason != "compaction"
+        ):
             state.tokens.last_usage = message.usage
             state.tokens.last_usage_anchor = message.uuid
             mc.deleted_tokens_reported = mc.deleted_tokens_baseline = message.usage.cache_deleted_input_tokens

@@ -221,8 +221,8 @@ def plan_snip(
     first_left = next(
         (m for i, m in enumerate(view) if i not in chosen and not isinstance(m, SystemMessage)), None
     )
-    if isinstance(first_left, AssistantMessage):
-        # The API wants the conversation to open with a user message.
+    if isinstance(first_left, AssistantMessage) and not first_left.is_api_summary:
+        # The API wants the conversation to open with a user message (or its own summary).
         return SnipError(
             "That would leave the conversation opening with one of your replies. Include the replies that "
             "follow in the range, or snip a later span.",

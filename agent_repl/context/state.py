@@ -140,6 +140,9 @@ class TokenAccounting:
     ratio: float = DEFAULT_CLAUDE_RATIO
     # What we estimated for the last request before sending it, to compare with its usage.
     pending_estimate: int | None = None
+    # Whether the last usage still describes the view up to its reply (the projection checks the
+    # prefix digests); a usage recorded for another view (a foreign transcript) is no anchor.
+    anchor_describes_view: bool = True
     errors: list[float] = field(default_factory=list)
 
 

@@ -6,6 +6,10 @@ block stays only where the chain still has the value its entry recorded. So the 
 position any edit changed is where thinking stops; later blocks produced before the edit go
 too (their recorded chain included what changed), blocks produced after it stay. Deterministic:
 the same history and records give the same view, on resume as live. The history keeps them all.
+
+The same walk tells whether the last usage still describes the view: only when the chain after
+the reply it came with is what that reply recorded (never for a foreign transcript, whose
+entries record nothing).
 """
 
 from __future__ import annotations
@@ -14,20 +18,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_repl.context.normalize import WireDraft
-from agent_repl.core.messages import AssistantMessage, CompactionBlock, Message
-from agent_repl.core.thinking_prefix import THINKING_KINDS, PrefixChain, thinking_key
+from agent_repl.core.messages import AssistantMessage, CompactionBlock, Message, wire_block
+from agent_repl.core.thinking_prefix import THINKING_KINDS, PrefixChain, digest_after, thinking_key
 
 
 def recorded_prefixes(view: list[Message]) -> dict[str, str]:
     """Thinking key (or compaction signature) -> the prefix digest its entry recorded."""
     recorded: dict[str, str] = {}
     for message in view:
-        if not isinstance(message, AssistantMessage) or message.thinking_prefix is None:
+        if not isinstance(message, AssistantMessage) or message.prefix_digest is None:
             continue
         for block in message.content:
             key = block.signature if isinstance(block, CompactionBlock) else thinking_key(block.model_dump())
             if key:
-                recorded[key] = message.thinking_prefix
+                recorded[key] = message.prefix_digest
     return recorded
 
 
@@ -37,22 +41,37 @@ class ThinkingOutcome:
     left_out: int
     # The first wire message that lost a block (the first position an edit changed), or None.
     first_changed: int | None
+    # The chain value at the end of each draft.
+    chain_after: list[str]
+
+    def describes(self, anchor: Message | None) -> bool:
+        """Whether everything up to `anchor` (the last reply's last entry) is as it was sent."""
+        if not isinstance(anchor, AssistantMessage) or anchor.prefix_digest is None or len(anchor.content) != 1:
+            return False
+        at = next((i for i, d in enumerate(self.drafts) if anchor.uuid in d.sources), None)
+        if at is None or self.drafts[at].role != "assistant":
+            return False
+        return self.chain_after[at] == digest_after(anchor.prefix_digest, "assistant", wire_block(anchor.content[0]))
 
 
-def _merge_same_role(drafts: list[WireDraft]) -> list[WireDraft]:
+def _merge_same_role(drafts: list[WireDraft], chain_after: list[str]) -> tuple[list[WireDraft], list[str]]:
     merged: list[WireDraft] = []
-    for draft in drafts:
+    after: list[str] = []
+    for draft, value in zip(drafts, chain_after, strict=True):
         if merged and merged[-1].role == draft.role:
             merged[-1].content.extend(draft.content)
             merged[-1].sources.extend(draft.sources)
+            after[-1] = value
         else:
             merged.append(draft)
-    return merged
+            after.append(value)
+    return merged, after
 
 
 def leave_out_stale_thinking(drafts: list[WireDraft], seed: str, recorded: dict[str, str]) -> ThinkingOutcome:
     chain = PrefixChain(seed)
     kept: list[WireDraft] = []
+    after: list[str] = []
     left_out = 0
     first: int | None = None
     for index, draft in enumerate(drafts):
@@ -76,9 +95,11 @@ def leave_out_stale_thinking(drafts: list[WireDraft], seed: str, recorded: dict[
             content.append(block)
         if content:
             kept.append(WireDraft(draft.role, content, list(draft.sources), draft.message_id))
+            after.append(chain.value)
     if not left_out:
-        return ThinkingOutcome(drafts, 0, None)
-    return ThinkingOutcome(_merge_same_role(kept), left_out, first)
+        return ThinkingOutcome(drafts, 0, None, after)
+    merged, merged_after = _merge_same_role(kept, after)
+    return ThinkingOutcome(merged, left_out, first, merged_after)
 
 
 def without_thinking(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:

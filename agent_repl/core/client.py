@@ -84,7 +84,7 @@ class UnknownModel(Exception):
     """The endpoint answered 404 for this model id."""
 
 
-def _is_model_not_found(exc: BaseException, model: str) -> bool:
+def is_model_not_found(exc: BaseException, model: str) -> bool:
     """A 404 about the model itself, not an endpoint that has no models API at all."""
     body = getattr(exc, "body", None)
     error = body.get("error") if isinstance(body, dict) else None
@@ -204,7 +204,7 @@ class ModelClient:
             info = await self.sdk().beta.models.retrieve(model, betas=[ON_DEMAND_COMPACTION_BETA])
             data = info.model_dump(mode="json")
         except anthropic.NotFoundError as exc:
-            if _is_model_not_found(exc, model):
+            if is_model_not_found(exc, model):
                 raise UnknownModel(model) from exc
         except Exception:  # no models API here (a proxy, an old endpoint): the table decides
             data = None

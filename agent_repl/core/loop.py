@@ -13,9 +13,10 @@ the model to continue at most 3 times; repeated overload switches to the fallbac
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agent_repl.core.client import ModelResponse, describe_api_error, is_retryable_stream_failure
 from agent_repl.core.events import (
@@ -58,6 +59,7 @@ from agent_repl.core.recovery import (
     Trigger,
     is_overloaded,
     is_prompt_too_long,
+    is_request_too_large,
 )
 from agent_repl.core.request import build_request
 from agent_repl.core.thinking_prefix import reply_prefixes
@@ -67,6 +69,8 @@ if TYPE_CHECKING:
     from agent_repl.core.session import Session
 
 MAX_STREAM_RETRIES = 3
+# A turn the API paused (pause_turn) is continued at most this many times in a row.
+MAX_PAUSE_CONTINUATIONS = 10
 INTERRUPTED_MESSAGE = "[Request interrupted by user]"
 INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 
@@ -79,12 +83,14 @@ class State:
 
     requests: int = 0
     # Why the loop went round again: "start", "tool_results", "stream_retry", "collapse_drain_retry",
-    # "reactive_compact_retry", "max_output_tokens_escalate", "max_output_tokens_recovery", "fallback_model".
+    # "reactive_compact_retry", "max_output_tokens_escalate", "max_output_tokens_recovery", "fallback_model",
+    # "pause_turn".
     transition: str = "start"
     stream_retries: int = 0
     max_output_tokens_override: int | None = None
     has_attempted_reactive_compact: bool = False
     max_output_recovery_count: int = 0
+    pause_continuations: int = 0
     # Right after a compaction the last usage no longer describes the view: skip the blocking check.
     just_compacted: bool = False
     turn_usage: Usage = field(default_factory=Usage)
@@ -148,7 +154,7 @@ async def _project(session: Session) -> tuple[Projection, list[AgentEvent]]:
 
 
 async def compact_now(
-    session: Session, trigger: Trigger, instructions: str | None = None
+    session: Session, trigger: Trigger, instructions: str | None = None, *, byte_budget: int | None = None
 ) -> AsyncIterator[AgentEvent | bool]:
     """Run one compaction, yielding its events and finally whether it worked (also for /compact)."""
     guard = session.context_guard
@@ -156,7 +162,7 @@ async def compact_now(
         yield False
         return
     yield CompactionStarted(trigger=trigger)
-    outcome = await guard.compact(session, trigger=trigger, instructions=instructions)
+    outcome = await guard.compact(session, trigger=trigger, instructions=instructions, byte_budget=byte_budget)
     for message in outcome.new_messages:
         if isinstance(message, SystemMessage):
             yield SystemMessageEvent(message=message)
@@ -247,7 +253,7 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             yield _ended(session, state, "interrupted")
             return
         except Exception as exc:
-            recovery = _recover(session, state, exc)
+            recovery = _recover(session, state, exc, body)
             retry = False
             async for item in recovery:
                 if isinstance(item, bool):
@@ -302,8 +308,14 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             return
         if response.stop_reason == "pause_turn":
             # A server-tool loop paused: its content goes back as is and the model carries on.
+            state.pause_continuations += 1
+            if state.pause_continuations > MAX_PAUSE_CONTINUATIONS:
+                yield ErrorEvent(message="The model paused its turn too many times in a row; stopped.", recoverable=True)
+                yield _ended(session, state, "error")
+                return
             state.transition = "pause_turn"
             continue
+        state.pause_continuations = 0
 
         tool_uses = [b for b in content if isinstance(b, ToolUseBlock)]
         if cut and state.max_output_recovery_count >= MAX_OUTPUT_RECOVERY_NUDGES:
@@ -359,7 +371,9 @@ async def _refused(session: Session, response: ModelResponse, state: State) -> A
     yield _ended(session, state, "refusal")
 
 
-async def _recover(session: Session, state: State, exc: BaseException) -> AsyncIterator[AgentEvent | bool]:
+async def _recover(
+    session: Session, state: State, exc: BaseException, body: dict[str, Any]
+) -> AsyncIterator[AgentEvent | bool]:
     """Try the recovery steps for a failed request, cheapest first; the last item says whether to retry."""
     guard = session.context_guard
     if is_prompt_too_long(exc) and guard is not None:
@@ -373,7 +387,9 @@ async def _recover(session: Session, state: State, exc: BaseException) -> AsyncI
         if not state.has_attempted_reactive_compact:
             state.has_attempted_reactive_compact = True
             compacted = False
-            async for item in compact_now(session, "reactive"):
+            # Refused for its size in bytes (a 413), not its tokens: the request must shed bytes.
+            byte_budget = len(json.dumps(body).encode()) // 2 if is_request_too_large(exc) else None
+            async for item in compact_now(session, "reactive", byte_budget=byte_budget):
                 if isinstance(item, bool):
                     compacted = item
                 else:
@@ -412,10 +428,10 @@ async def _recover(session: Session, state: State, exc: BaseException) -> AsyncI
 
 
 async def _store_reply(
-    session: Session, response: ModelResponse, content: list[ContentBlock], prefixes: list[str | None]
+    session: Session, response: ModelResponse, content: list[ContentBlock], prefixes: list[str]
 ) -> AsyncIterator[AgentEvent]:
     """One history entry per content block, sharing the reply's message id (as Claude Code stores
-    it); a thinking entry keeps the digest of the prefix it was produced after."""
+    it); each keeps the digest of the prefix it was produced after."""
     for index, block in enumerate(content or [TextBlock(text="")]):
         entry = await session.append(
             AssistantMessage(
@@ -425,7 +441,7 @@ async def _store_reply(
                 stop_reason=response.stop_reason,
                 usage=response.usage,
                 request_id=response.request_id,
-                thinking_prefix=prefixes[index] if index < len(prefixes) else None,
+                prefix_digest=prefixes[index] if index < len(prefixes) else None,
             )
         )
         yield AssistantMessageEvent(message=entry)  # type: ignore[arg-type]

@@ -201,15 +201,21 @@ class AssistantMessage(_Entry):
     request_id: str | None = None
     # Made up locally (an interruption notice, a synthetic API error), never sent by the model.
     is_synthetic: bool = False
-    # For a thinking or compaction block: the digest of the request prefix it was produced after
-    # (see core/thinking_prefix.py), so the view can tell whether it is still valid to send.
-    thinking_prefix: str | None = None
+    # The digest of the prompt this block was produced after: the request, then the reply's
+    # earlier blocks (core/thinking_prefix.py). It tells whether a thinking block may still be
+    # sent back, and whether this reply's usage still describes the view.
+    prefix_digest: str | None = None
 
     def tool_uses(self) -> list[ToolUseBlock]:
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
     def text(self) -> str:
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    @property
+    def is_api_summary(self) -> bool:
+        """The API's own summary (on-demand compaction), which opens the view after its boundary."""
+        return any(isinstance(b, CompactionBlock) for b in self.content)
 
 
 SystemSubtype = Literal[

@@ -121,6 +121,57 @@ def unknown_model_message(name: str, available: Iterable[str]) -> str:
     return f"unknown model {name!r}.{hint} Aliases: {', '.join(ALIASES)}."
 
 
+def alias_target(name: str, listing: list[Mapping[str, Any]]) -> str:
+    """What `opus`, `sonnet` or `haiku` stand for here (the newest listed model of that line);
+    any other name unchanged."""
+    alias = name.strip().lower()
+    if alias not in ALIASES:
+        return name
+    return choose_alias(alias, listing) or ALIASES[alias]
+
+
+async def resolve_model(client: Any, name: str) -> str:
+    """The model id `name` stands for, checked with the endpoint (`GET /v1/models/{id}`).
+
+    Raises `ModelLookupError` when the endpoint does not know it; an endpoint without a models
+    API cannot check, so the name is taken as given."""
+    from agent_repl.core.client import UnknownModel
+
+    listing = await client.list_models() if name.strip().lower() in ALIASES else []
+    model = alias_target(name, listing)
+    try:
+        await client.model_data(model)
+    except UnknownModel:
+        known = listing or await client.list_models()
+        raise ModelLookupError(unknown_model_message(name, [str(m.get("id")) for m in known])) from None
+    return model
+
+
+def resolve_model_sync(api_key: str | None, base_url: str | None, name: str) -> str:
+    """`resolve_model` before any event loop runs (the command line's `--model`)."""
+    import anthropic
+
+    from agent_repl.core.client import is_model_not_found
+
+    with anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=1, timeout=15.0) as sdk:
+
+        def listing() -> list[dict[str, Any]]:
+            try:
+                return [m.model_dump(mode="json") for m in sdk.models.list(limit=100)]
+            except anthropic.APIError:
+                return []
+
+        model = alias_target(name, listing() if name.strip().lower() in ALIASES else [])
+        try:
+            sdk.models.retrieve(model)
+        except anthropic.NotFoundError as exc:
+            if is_model_not_found(exc, model):
+                raise ModelLookupError(unknown_model_message(name, [str(m.get("id")) for m in listing()])) from None
+        except anthropic.APIError:
+            pass  # no models API here, or it failed: the first request will tell
+    return model
+
+
 def cost_usd(usage: Usage, model: str, info: ModelInfo | None = None) -> float:
     """Cost at the documented multipliers: 5m writes 1.25x, 1h writes 2x, reads at the model's rate."""
     info = info or model_info(model)

@@ -39,8 +39,10 @@ class ContextGuard(Protocol):
     def blocking_message(self, session: Session, estimated_tokens: int) -> str | None: ...
 
     async def compact(
-        self, session: Session, *, trigger: Trigger, instructions: str | None = None
-    ) -> CompactionResult: ...
+        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+    ) -> CompactionResult:
+        """`byte_budget`: after a 413, the most bytes the compaction request and the view after it may hold."""
+        ...
 
     def drain_collapses(self, session: Session) -> list[Any]: ...
 
@@ -59,6 +61,11 @@ def is_prompt_too_long(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     message = str(_error_body(exc).get("message") or "")
     return status in (400, 413) and ("prompt is too long" in message or _error_body(exc).get("type") == "request_too_large")
+
+
+def is_request_too_large(exc: BaseException) -> bool:
+    """A 413: the body is over the size limit (32 MB), whatever its token count."""
+    return getattr(exc, "status_code", None) == 413 or _error_body(exc).get("type") == "request_too_large"
 
 
 def is_overloaded(exc: BaseException) -> bool:

@@ -174,7 +174,7 @@ class Session:
         configure(
             prompt_seed=seed(frozenset()),
             thinking_on=info.thinking_default_on,
-            on_demand_compaction=info.on_demand_compaction,
+            on_demand_compaction=info.on_demand_compaction and self.settings.api_compaction,
             prompt_seed_for=seed,
         )
 

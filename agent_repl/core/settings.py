@@ -63,6 +63,9 @@ class Settings(BaseModel):
     autocompact: bool = True
     # How a full context is handled: a model summary (autocompact) or collapsed spans (collapse).
     context_strategy: Literal["autocompact", "collapse"] = "autocompact"
+    # Let the API write the summary where the model offers on-demand compaction (kept turns keep
+    # their thinking); off: always our own nine-section summary.
+    api_compaction: bool = True
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # The permission mode a session starts in (Shift+Tab cycles it; `--permission-mode` sets it).
     permission_mode: Literal["default", "acceptEdits", "plan"] = "default"
@@ -126,6 +129,7 @@ FILE_KEYS = {
     "stream_idle_timeout",
     "autocompact",
     "context_strategy",
+    "api_compaction",
     "permissions",
     "permission_mode",
     "credential_env",

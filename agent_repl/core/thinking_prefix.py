@@ -12,6 +12,7 @@ give the same view on resume.
 
 A compaction block the API wrote records the digest after the messages it summarized: the API
 accepts the turns kept after it as if those messages were still there, and so does this chain.
+The same digests tell whether the last usage still describes the view (`agent_repl.context.thinking`).
 """
 
 from __future__ import annotations
@@ -77,9 +78,9 @@ def prefix_seed(body: Mapping[str, Any]) -> str:
     return _digest(header).hex()
 
 
-def reply_prefixes(body: Mapping[str, Any], content: list[dict[str, Any]], recorded: Mapping[str, str]) -> list[str | None]:
-    """For each block of a reply to `body`: the prefix digest it was produced after, for thinking
-    and compaction blocks (None for the others)."""
+def reply_prefixes(body: Mapping[str, Any], content: list[dict[str, Any]], recorded: Mapping[str, str]) -> list[str]:
+    """For each block of a reply to `body`: the digest of the prefix it was produced after (the
+    request, then the reply's earlier blocks)."""
     chain = PrefixChain(prefix_seed(body))
     for index, message in enumerate(body.get("messages") or []):
         for position, block in enumerate(message["content"]):
@@ -88,8 +89,16 @@ def reply_prefixes(body: Mapping[str, Any], content: list[dict[str, Any]], recor
                 chain.resume(state)
             else:
                 chain.extend(message["role"], block)
-    prefixes: list[str | None] = []
+    prefixes: list[str] = []
     for block in content:
-        prefixes.append(chain.value if block.get("type") in (*THINKING_KINDS, "compaction") else None)
+        prefixes.append(chain.value)
         chain.extend("assistant", block)
     return prefixes
+
+
+def digest_after(prefix: str, role: str, block: Mapping[str, Any]) -> str:
+    """The chain value after `block`, given the value before it."""
+    chain = PrefixChain("")
+    chain.resume(prefix)
+    chain.extend(role, block)
+    return chain.value

@@ -160,7 +160,7 @@ def message_to_record(msg: Message, envelope: Envelope) -> dict[str, Any]:
                 usage=usage_to_json(msg.usage) if msg.usage is not None else None,
             ),
             request_id=msg.request_id,
-            thinking_prefix=msg.thinking_prefix,
+            prefix_digest=msg.prefix_digest,
         ).to_json()
     return _system_to_record(msg, common)
 
@@ -300,7 +300,7 @@ def record_to_message(raw: dict[str, Any], *, on_drop: OnDrop = _ignore) -> Mess
             usage=usage_from_json(payload.usage),
             request_id=record.request_id,
             is_synthetic=payload.model == SYNTHETIC_MODEL or bool(record.is_api_error_message),
-            thinking_prefix=record.thinking_prefix,
+            prefix_digest=record.prefix_digest,
         )
     return _system_from_record(record, common)
 

@@ -100,7 +100,7 @@ class AssistantRecord(RecordEnvelope):
     request_id: str | None = None
     is_api_error_message: bool | None = None
     # Ours: the digest of the prefix a thinking or compaction block was produced after.
-    thinking_prefix: str | None = None
+    prefix_digest: str | None = None
 
 
 class SystemRecord(RecordEnvelope):

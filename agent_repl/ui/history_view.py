@@ -200,6 +200,13 @@ class HistoryView:
                 return item
             return _system_notice(message)
         if message.type == "assistant":
+            summary = next((b for b in message.content if b.type == "compaction"), None)
+            if summary is not None and self._open_compact is not None and self._open_compact.summary is None:
+                # The API's own summary (on-demand compaction) fills the compaction it follows.
+                self._open_compact.summary = summary.content or ""
+                self._open_compact.uuids.append(message.uuid)
+                self._open_compact = None
+                return None
             self._open_compact = None
             return self._assistant(message)
         return self._user(message)

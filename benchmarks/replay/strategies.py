@@ -45,7 +45,9 @@ class PeerGuard:
     def blocking_message(self, session: Session, estimated_tokens: int) -> str | None:
         return None
 
-    async def compact(self, session: Session, *, trigger: Trigger, instructions: str | None = None) -> Any:
+    async def compact(
+        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+    ) -> Any:
         try:
             outcome = await self.compactor.compact(session, trigger)
         except Exception as exc:  # a failed compaction leaves the view as it was, as in the peers

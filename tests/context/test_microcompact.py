@@ -21,6 +21,8 @@ from agent_repl.core.messages import (
 )
 from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord
 
+from .sent import stamp_as_sent
+
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
@@ -174,6 +176,7 @@ def test_the_estimate_subtracts_results_deleted_after_the_last_usage():
     config = PipelineConfig(cache_editing=True, cached_trigger=6, cached_keep=3)
     history = history_with_results(8)
     p = make(config, T0 + timedelta(minutes=2))
+    stamp_as_sent(p, history)
     anchor = next(m for m in reversed(history) if isinstance(m, AssistantMessage))
     p.observe_response(Usage(input_tokens=10, cache_read_input_tokens=5_000), anchor_uuid=anchor.uuid)
     untouched = p.project(history, dry_run=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
+from agent_repl.context.estimate import estimate_messages, estimate_request, token_count_with_estimation
 from agent_repl.context.ids import short_id
 from agent_repl.context.normalize import INTERRUPTED_TOOL_RESULT
 from agent_repl.context.pipeline import Pipeline
@@ -20,6 +20,8 @@ from agent_repl.core.messages import (
     UserMessage,
 )
 from agent_repl.transcript.records import SnipRecord
+
+from .sent import stamp_as_sent
 
 BIG = "alpha beta gamma delta " * 100
 
@@ -156,18 +158,21 @@ def test_apply_updates_the_state_and_the_next_view_has_no_orphans():
     assert "already snipped" in again.model_message
 
 
-def test_freed_tokens_are_subtracted_from_the_stale_usage():
+def test_after_a_snip_the_stale_usage_is_no_anchor():
+    # The usage described the view with the snipped entries in it: the estimate starts afresh.
     view = history()
     state = PipelineState()
+    stamp_as_sent(Pipeline([], state), view)
     state.tokens.last_usage = Usage(input_tokens=40_000, output_tokens=200)
     state.tokens.last_usage_anchor = view[7].uuid
+    Pipeline([], state).project(view, dry_run=True)
     before = token_count_with_estimation(view, state)
     assert before == 40_200 + estimate_messages(view[8:], state)
     snip = plan(view, state, short_id(view[3].uuid))
     assert snip.tokens_in_last_usage == snip.tokens_freed
     apply_snip(state, snip, "user")
     after_view = Pipeline([], state).project(view, dry_run=True).view
-    assert token_count_with_estimation(after_view, state) == before - snip.tokens_freed
+    assert token_count_with_estimation(after_view, state) == estimate_request(after_view, state)
     # The next usage sees the snip itself: nothing is subtracted any more.
     Pipeline([], state).observe_response(Usage(input_tokens=30_000), anchor_uuid=view[10].uuid)
     assert state.snip.tokens_freed_since_usage == 0

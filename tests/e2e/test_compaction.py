@@ -1,4 +1,7 @@
-"""Issue 5 acceptance: autocompact, the breaker, retries, reactive recovery, max output, undo."""
+"""Issue 5 acceptance: autocompact, the breaker, retries, reactive recovery, max output, undo.
+
+These run our own nine-section summary (`api_compaction=False`); the API's on-demand
+compaction, which Sonnet 5.5 offers, is covered in test_public_api.py."""
 
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ async def test_two_hundred_requests_in_a_small_window_never_overflow_and_keep_ev
     turns = 100
     server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(turns)}), context_window=WINDOW)
     server.start()
-    settings = settings_for(server, tmp_path, context_window=WINDOW)
+    settings = settings_for(server, tmp_path, api_compaction=False, context_window=WINDOW)
     session = await open_session(settings, tmp_path)
     compactions = 0
     try:
@@ -117,7 +120,7 @@ async def test_a_summarizer_that_always_fails_is_tried_three_times_then_never_wi
     turns = 12
     server = EmulatorServer(policy=failing_summaries(ScriptPolicy({"steps": reading_steps(turns)})), context_window=200_000)
     server.start()
-    settings = settings_for(server, tmp_path, context_window=WINDOW)
+    settings = settings_for(server, tmp_path, api_compaction=False, context_window=WINDOW)
     session = await open_session(settings, tmp_path)
     # No deletes from the cache, so the conversation grows to the compaction threshold quickly.
     session.projector.state.config.cached_trigger_share = 0
@@ -141,7 +144,7 @@ async def test_a_summarizer_that_always_fails_is_tried_three_times_then_never_wi
 async def test_prompt_too_long_inside_the_summary_request_drops_the_oldest_rounds_and_succeeds(tmp_path):
     server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(6)}))
     server.start()
-    settings = settings_for(server, tmp_path)
+    settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
     try:
         for turn in range(6):
@@ -164,7 +167,7 @@ async def test_prompt_too_long_inside_the_summary_request_drops_the_oldest_round
 async def test_reactive_compaction_recovers_once_and_a_second_error_in_the_turn_surfaces(tmp_path):
     server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(8)}))
     server.start()
-    settings = settings_for(server, tmp_path)
+    settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
     try:
         for turn in range(4):
@@ -196,7 +199,7 @@ async def test_max_output_escalates_once_then_nudges_three_times_then_stops(tmp_
     cut = {"text": "A very long answer that gets cut", "stop_reason": "max_tokens"}
     server = EmulatorServer(policy=ScriptPolicy({"steps": [cut] * 5 + [{"text": "never reached"}]}))
     server.start()
-    settings = settings_for(server, tmp_path)
+    settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
     try:
         events = await run(session, "write the whole thing")
@@ -214,7 +217,7 @@ async def test_max_output_escalates_once_then_nudges_three_times_then_stops(tmp_
 async def test_compact_then_undo_returns_the_exact_pre_compaction_view(tmp_path):
     server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(4)}))
     server.start()
-    settings = settings_for(server, tmp_path)
+    settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
     try:
         for turn in range(4):
@@ -247,7 +250,7 @@ async def test_the_same_two_hundred_requests_complete_with_collapse_commits_and_
     turns = 100
     server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(turns)}), context_window=WINDOW)
     server.start()
-    settings = settings_for(server, tmp_path, context_window=WINDOW, context_strategy="collapse")
+    settings = settings_for(server, tmp_path, api_compaction=False, context_window=WINDOW, context_strategy="collapse")
     session = await open_session(settings, tmp_path)
     try:
         for turn in range(turns):
@@ -291,7 +294,7 @@ async def test_a_summary_cut_off_at_the_window_edge_is_asked_again_with_room_and
     policy = answering_side_requests(ScriptPolicy({"steps": reading_steps(4)}), answer)
     server = EmulatorServer(policy=policy)
     server.start()
-    settings = settings_for(server, tmp_path)
+    settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
     try:
         for turn in range(4):

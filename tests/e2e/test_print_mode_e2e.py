@@ -188,9 +188,11 @@ def test_max_turns_and_errors_give_a_nonzero_exit(emulator, project, home):
     done = run_agent(["-p", "loop", "--max-turns", "1", "--output-format", "json"], cwd=project, env=agent_env(emulated, home))
     assert done.returncode == 1
     assert json.loads(done.stdout)["subtype"] == "error_max_turns"
+    # An unknown model is refused before anything is sent, with what the endpoint does know.
     bad = run_agent(["-p", "x", "--model", "claude-nonexistent-9"], cwd=project, env=agent_env(emulated, home))
-    assert bad.returncode == 1
-    assert "404" in bad.stderr and "claude-nonexistent-9" in bad.stderr
+    assert bad.returncode == 2
+    assert "unknown model 'claude-nonexistent-9'" in bad.stderr and "claude-sonnet-5-5" in bad.stderr
+    assert not [e for e in emulated.server.recordings.messages if e.path == "/v1/messages"][2:]
 
 
 def test_resuming_a_claude_code_session_file_forks_it(emulator, project, home):
