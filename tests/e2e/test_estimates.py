@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_repl.bootstrap import close_session, open_session
+from agent_repl.bootstrap import close_session, find_resume_source, open_session
+from agent_repl.context.estimate import estimate_request
 from agent_repl.context.report import CATEGORIES, build_context_report
 from agent_repl.core.events import ContextProjected, TurnEnded
 from agent_repl.core.settings import load_settings
@@ -54,3 +55,24 @@ async def test_estimate_error_stays_within_three_percent_after_the_first_respons
     assert report.categories["Tool results"] > 0 and report.categories["System prompt"] > 0
     assert report.largest[0].role == "tool result" and len(report.largest[0].id) == 6
     assert report.used_tokens >= estimates[-1] * 0.9
+
+
+async def test_a_resumed_claude_code_file_is_not_measured_by_its_own_last_usage(tmp_path):
+    # Its last usage counted Claude Code's request (its system prompt, its tools, results it had
+    # not cleared); the view we send differs, so the estimate starts afresh from the view.
+    fixture = Path(__file__).resolve().parents[1] / "transcript" / "fixtures" / "cc_2.1.22_microcompact.jsonl"
+    env = {"AGENT_REPL_HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
+    settings = load_settings(cwd=tmp_path, env=env, overrides={})
+    session = await open_session(settings, tmp_path, resume=find_resume_source(settings, tmp_path, str(fixture), latest=False))
+    try:
+        state = session.projector.state
+        recorded = state.tokens.last_usage
+        projection = session.projector.project(session.messages, dry_run=True)
+        report = build_context_report(session)
+    finally:
+        await close_session(session)
+    assert recorded is not None and recorded.context_tokens() > 150_000
+    assert projection.estimated_tokens == estimate_request(projection.view, state)
+    # /context's header and its stage table tell the same size.
+    assert report.used_tokens == projection.estimated_tokens
+    assert abs(report.stages[-1].tokens_after - report.used_tokens) <= 0.05 * report.used_tokens
