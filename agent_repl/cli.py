@@ -100,7 +100,7 @@ def _resolved_model(settings: Settings) -> Settings:
     from agent_repl.core.models import ModelLookupError, resolve_model_sync
 
     try:
-        model = resolve_model_sync(settings.api_key, settings.base_url, settings.model)
+        model = resolve_model_sync(settings.api_key, settings.base_url, settings.model, settings.auth_token)
     except ModelLookupError as exc:
         raise LaunchError(f"{exc} Pick one with --model.") from exc
     return settings if model == settings.model else settings.model_copy(update={"model": model})

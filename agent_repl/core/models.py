@@ -147,13 +147,16 @@ async def resolve_model(client: Any, name: str) -> str:
     return model
 
 
-def resolve_model_sync(api_key: str | None, base_url: str | None, name: str) -> str:
+def resolve_model_sync(api_key: str | None, base_url: str | None, name: str, auth_token: str | None = None) -> str:
     """`resolve_model` before any event loop runs (the command line's `--model`)."""
     import anthropic
 
     from agent_repl.core.client import is_model_not_found
 
-    with anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=1, timeout=15.0) as sdk:
+    token = None if api_key else auth_token  # the SDK takes one of them
+    with anthropic.Anthropic(
+        api_key=api_key, auth_token=token, base_url=base_url, max_retries=1, timeout=15.0
+    ) as sdk:
 
         def listing() -> list[dict[str, Any]]:
             try:
