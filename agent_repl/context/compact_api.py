@@ -62,7 +62,7 @@ async def api_summary(
         model=session.model,
         max_tokens=max_tokens,
         system=session.system_prompt,
-        tools=session.tool_definitions,
+        tools=session.request_tools(projection.loaded_tools),
         messages=wire,
         extra={**extras, "compaction": config},
     )

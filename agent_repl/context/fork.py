@@ -56,7 +56,7 @@ async def fork_request(
         model=session.model,
         max_tokens=max_tokens,
         system=session.system_prompt,
-        tools=session.tool_definitions,
+        tools=session.request_tools(projection.loaded_tools),
         messages=append_question(wire, question),
         extra=projection.body_extras,
     )

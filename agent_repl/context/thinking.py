@@ -19,7 +19,13 @@ from typing import Any
 
 from agent_repl.context.normalize import WireDraft
 from agent_repl.core.messages import AssistantMessage, CompactionBlock, Message, wire_block
-from agent_repl.core.thinking_prefix import THINKING_KINDS, PrefixChain, digest_after, thinking_key
+from agent_repl.core.thinking_prefix import (
+    THINKING_KINDS,
+    PrefixChain,
+    digest_after,
+    resumed_from,
+    thinking_key,
+)
 
 
 def recorded_prefixes(view: list[Message]) -> dict[str, str]:
@@ -46,7 +52,12 @@ class ThinkingOutcome:
 
     def describes(self, anchor: Message | None) -> bool:
         """Whether everything up to `anchor` (the last reply's last entry) is as it was sent."""
-        if not isinstance(anchor, AssistantMessage) or anchor.prefix_digest is None or len(anchor.content) != 1:
+        if (
+            not isinstance(anchor, AssistantMessage)
+            or anchor.prefix_digest is None
+            or len(anchor.content) != 1
+            or anchor.is_api_summary
+        ):
             return False
         at = next((i for i, d in enumerate(self.drafts) if anchor.uuid in d.sources), None)
         if at is None or self.drafts[at].role != "assistant":
@@ -87,8 +98,8 @@ def leave_out_stale_thinking(drafts: list[WireDraft], seed: str, recorded: dict[
                     left_out += 1
                     first = index if first is None else first
                 continue
-            resumed = recorded.get(str(block.get("signature") or "")) if kind == "compaction" else None
-            if index == 0 and position == 0 and resumed is not None:
+            resumed = resumed_from(block, seed, recorded) if index == 0 and position == 0 else None
+            if resumed is not None:
                 chain.resume(resumed)  # the API's summary stands for the messages it replaced
             else:
                 chain.extend(draft.role, block)

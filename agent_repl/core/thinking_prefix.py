@@ -78,20 +78,30 @@ def prefix_seed(body: Mapping[str, Any]) -> str:
     return _digest(header).hex()
 
 
+def resumed_from(block: Mapping[str, Any], seed: str, recorded: Mapping[str, str]) -> str | None:
+    """For an API summary first in `messages`: the chain value after the messages it replaced,
+    when it was made under this same header (else the kept turns' thinking no longer holds)."""
+    if block.get("type") != "compaction":
+        return None
+    made_under, _, value = recorded.get(str(block.get("signature") or ""), "").partition(":")
+    return value if value and made_under == seed else None
+
+
 def reply_prefixes(body: Mapping[str, Any], content: list[dict[str, Any]], recorded: Mapping[str, str]) -> list[str]:
     """For each block of a reply to `body`: the digest of the prefix it was produced after (the
-    request, then the reply's earlier blocks)."""
-    chain = PrefixChain(prefix_seed(body))
+    request, then the reply's earlier blocks); for an API summary, also the header it came under."""
+    seed = prefix_seed(body)
+    chain = PrefixChain(seed)
     for index, message in enumerate(body.get("messages") or []):
         for position, block in enumerate(message["content"]):
-            state = recorded.get(str(block.get("signature") or "")) if block.get("type") == "compaction" else None
-            if index == 0 and position == 0 and state is not None:
-                chain.resume(state)
+            resumed = resumed_from(block, seed, recorded) if index == 0 and position == 0 else None
+            if resumed is not None:
+                chain.resume(resumed)
             else:
                 chain.extend(message["role"], block)
     prefixes: list[str] = []
     for block in content:
-        prefixes.append(chain.value)
+        prefixes.append(f"{seed}:{chain.value}" if block.get("type") == "compaction" else chain.value)
         chain.extend("assistant", block)
     return prefixes
 

@@ -27,7 +27,12 @@ FOUND = "mcp__ledger__record_07"
 
 
 def main_requests(server: EmulatorServer) -> list[dict]:
-    return [e.body for e in server.recordings.messages if e.status == 200 and request_kind(e.body) is None]
+    """The turns' own requests (not summary, memory or on-demand compaction requests)."""
+    return [
+        e.body
+        for e in server.recordings.messages
+        if e.status == 200 and request_kind(e.body) is None and "compaction" not in e.body
+    ]
 
 
 def tool_list_tokens(server: EmulatorServer, body: dict, tools: list[dict]) -> int:
