@@ -132,11 +132,15 @@ class Conversation(VerticalScroll):
 
     def _refresh_joined(self, message: Message) -> None:
         """A tool_result joined its call's item, or a summary its divider: redraw that widget."""
-        if message.type != "user":
+        if message.type == "assistant":
+            # The API's own summary (on-demand compaction) joins its divider too.
+            joined: list[Item | None] = [self.view.item_holding(message.uuid)] if message.is_api_summary else []
+        elif message.type == "user":
+            joined = [self.view.tool(block.tool_use_id) for block in message.tool_results()]
+            if message.is_compact_summary:
+                joined.append(self.view.item_holding(message.uuid))
+        else:
             return
-        joined: list[Item | None] = [self.view.tool(block.tool_use_id) for block in message.tool_results()]
-        if message.is_compact_summary:
-            joined.append(self.view.item_holding(message.uuid))
         for item in joined:
             widget = self.widgets.get(item.key) if item else None
             if isinstance(widget, ToolBlock | CompactDivider):
