@@ -97,6 +97,8 @@ class Settings(BaseModel):
     add_dirs: list[Path] = Field(default_factory=list)
     # Allow rules of a project settings file held back until the user trusts that folder.
     untrusted_allow: list[str] = Field(default_factory=list)
+    # Whether the user trusts this folder (or `--trust-project`): its own MCP servers may start.
+    project_trusted: bool = False
 
     @property
     def scrubbed_env(self) -> frozenset[str]:
@@ -213,11 +215,13 @@ def load_settings(
     if "mcp_servers" in project:
         project["project_mcp_servers"] = project.pop("mcp_servers")
     project_allow = list(project.get("permissions", {}).get("allow", []))
-    if project_allow and not (WorkspaceTrust(home).is_trusted(cwd) if trusted is None else trusted):
+    is_trusted = WorkspaceTrust(home).is_trusted(cwd) if trusted is None else trusted
+    if project_allow and not is_trusted:
         project = {**project, "permissions": {"deny": project["permissions"].get("deny", [])}}
         data["untrusted_allow"] = project_allow
     data = _merge(data, project)
     data["home"] = home
+    data["project_trusted"] = is_trusted
     names = credential_names(data.get("credential_env") or [])
     data["credentials"] = {
         name: value for name, value in sorted(env.items()) if value and (name in names or looks_like_credential(name))
@@ -266,7 +270,8 @@ def load_settings(
 
 
 def trust_project(settings: Settings, cwd: Path) -> tuple[Settings, str | None]:
-    """The user trusted the folder: remember it and let the held-back allow rules take effect.
+    """The user trusted the folder: remember it and let the held-back allow rules (and the folder's
+    MCP servers) take effect.
 
     The second value is why it could not be remembered (the rules still apply for this run).
     """
@@ -278,4 +283,5 @@ def trust_project(settings: Settings, cwd: Path) -> tuple[Settings, str | None]:
     permissions = settings.permissions.model_copy(
         update={"allow": [*settings.permissions.allow, *settings.untrusted_allow]}
     )
-    return settings.model_copy(update={"permissions": permissions, "untrusted_allow": []}), problem
+    update = {"permissions": permissions, "untrusted_allow": [], "project_trusted": True}
+    return settings.model_copy(update=update), problem

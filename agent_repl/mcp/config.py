@@ -44,11 +44,16 @@ class McpServerSpec:
 
 
 def project_servers_trusted(settings: Settings) -> bool:
-    """Whether the project's own servers may start (they run whatever the repository configures).
+    """Whether the project's own servers may start (they run whatever the repository configures):
+    in a folder the user trusts (agent_repl.core.trust), for a run with `--trust-project`, or
+    when every permission check is skipped anyway."""
+    return settings.project_trusted or settings.skip_permissions
 
-    Until workspace trust exists, only when every permission check is skipped anyway.
-    """
-    return settings.skip_permissions
+
+def held_back_servers(settings: Settings, cwd: Path) -> list[str]:
+    """What the trust question lists: the project's servers that wait for the folder's trust."""
+    specs, _ = configured_servers(settings, cwd)
+    return [f"MCP server {s.name!r} ({Path(s.source).name})" for s in specs if not s.allowed]
 
 
 def server_environment(environ: Mapping[str, str], scrubbed: frozenset[str]) -> dict[str, str]:
@@ -101,7 +106,8 @@ def configured_servers(settings: Settings, cwd: Path) -> tuple[list[McpServerSpe
     if held_back:
         problems.append(
             f"MCP server(s) {', '.join(held_back)} from this project were not started: the folder is not "
-            "trusted (they run commands the repository chose)"
+            "trusted (they run commands the repository chose); run agent-repl here once to trust it, or pass "
+            "--trust-project"
         )
     return [specs[name] for name in sorted(specs)], problems
 

@@ -49,6 +49,7 @@ from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings, trust_project
 from agent_repl.core.trust import trust_question
 from agent_repl.core.visible import show_controls
+from agent_repl.mcp.config import held_back_servers
 from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete
 from agent_repl.ui.pastes import PastedTexts
@@ -233,15 +234,16 @@ async def _ask_permission(
 
 async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, settings: Settings) -> Settings:
     """Ask once whether this folder's own settings may allow things; a yes is remembered."""
-    if not settings.untrusted_allow:
+    held_back = [*settings.untrusted_allow, *held_back_servers(settings, cwd)]
+    if not held_back:
         return settings
-    console.print(f"[bold yellow]{escape(show_controls(trust_question(cwd, settings.untrusted_allow)))}[/]")
+    console.print(f"[bold yellow]{escape(show_controls(trust_question(cwd, held_back)))}[/]")
     try:
         answer = await prompt.prompt_async("[y] trust this folder / [n] not now > ")
     except (EOFError, KeyboardInterrupt):
         answer = ""
     if answer.strip().lower()[:1] != "y":
-        console.print("[dim]not trusted: its allow rules are ignored this time[/]")
+        console.print("[dim]not trusted: its own allow rules and MCP servers are ignored this time[/]")
         return settings
     settings, problem = trust_project(settings, cwd)
     if problem:

@@ -99,16 +99,18 @@ class Launcher:
         launch = await asyncio.to_thread(self._prepare_in_thread)
         from agent_repl.bootstrap import open_session
         from agent_repl.core.settings import trust_project
+        from agent_repl.mcp.config import held_back_servers
 
         settings = launch.settings
         self.notices = list(launch.notices)
-        if settings.untrusted_allow and confirm_trust is not None:
-            if await confirm_trust(self.cwd, list(settings.untrusted_allow)):
+        held_back = [*settings.untrusted_allow, *held_back_servers(settings, self.cwd)]
+        if held_back and confirm_trust is not None:
+            if await confirm_trust(self.cwd, held_back):
                 settings, problem = trust_project(settings, self.cwd)
                 if problem:
                     self.notices.append(f"{problem} (trusted for this run only)")
             else:
-                self.notices.append("this folder is not trusted: its allow rules are ignored this time")
+                self.notices.append("this folder is not trusted: its own allow rules and MCP servers are ignored this time")
         self.settings = settings
         session = await open_session(settings, self.cwd, resume=launch.resume, ask=ask)
         if session.mcp is not None:

@@ -7,8 +7,16 @@ import json
 import pytest
 
 from agent_repl.core.mcp_config import McpHttpServer, McpStdioServer, mcp_tool_name, server_of_tool
-from agent_repl.core.settings import SettingsError, load_settings
-from agent_repl.mcp.config import McpConfigError, configured_servers, expand, expanded, server_environment
+from agent_repl.core.settings import SettingsError, load_settings, trust_project
+from agent_repl.core.trust import WorkspaceTrust
+from agent_repl.mcp.config import (
+    McpConfigError,
+    configured_servers,
+    expand,
+    expanded,
+    held_back_servers,
+    server_environment,
+)
 
 
 def settings(project, home, **overrides):
@@ -45,9 +53,23 @@ def test_project_servers_are_held_back_in_an_untrusted_folder(project, home):
     specs, problems = configured_servers(settings(project, home), project)
     assert [(s.name, s.allowed) for s in specs] == [("mine", True), ("repo", False)]
     assert problems == [
-        "MCP server(s) repo from this project were not started: the folder is not trusted "
-        "(they run commands the repository chose)"
+        "MCP server(s) repo from this project were not started: the folder is not trusted (they run "
+        "commands the repository chose); run agent-repl here once to trust it, or pass --trust-project"
     ]
+    assert held_back_servers(settings(project, home), project) == ["MCP server 'repo' (.mcp.json)"]
+    WorkspaceTrust(home).trust(project)
+    trusted = settings(project, home)
+    assert trusted.project_trusted and held_back_servers(trusted, project) == []
+    assert [(s.name, s.allowed) for s in configured_servers(trusted, project)[0]] == [("mine", True), ("repo", True)]
+    once = load_settings(cwd=project, env={"AGENT_REPL_HOME": str(home / "elsewhere")}, trusted=True)
+    assert once.project_trusted
+
+
+def test_trusting_the_folder_in_the_question_lets_its_servers_start(project, home):
+    write(project / ".mcp.json", {"mcpServers": {"repo": {"command": "./run-me"}}})
+    trusted, problem = trust_project(settings(project, home), project)
+    assert problem is None and trusted.project_trusted
+    assert WorkspaceTrust(home).is_trusted(project)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -45,4 +46,20 @@ def test_a_cloned_projects_rules_wait_for_the_trust_answer(emulator, project: Pa
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
     assert (project / "ran-after-trust").exists()  # the trusted rule ran it without a question
+    assert WorkspaceTrust(home).is_trusted(project)
+
+
+def test_a_cloned_projects_mcp_server_starts_only_once_the_folder_is_trusted(emulator, project: Path, home: Path):
+    server_script = Path(__file__).resolve().parents[1] / "mcp" / "mcp_test_server.py"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": {"command": sys.executable, "args": [str(server_script)]}}}))
+    name = _start(emulator([{"text": "ok"}]), home, project)
+    try:
+        screen = _wait_for_text(name, "Trust this folder?")
+        assert "MCP server 'repo' (.mcp.json)" in " ".join(screen.split())
+        _key(name, "y")
+        _wait_for_text(name, "MCP: 1 server (1 connected), 8 tools")
+        _key(name, "C-d")
+        _wait_for_text(name, "AGENT-REPL-EXIT=0")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True, timeout=10)
     assert WorkspaceTrust(home).is_trusted(project)
