@@ -15,10 +15,8 @@ Nothing is removed from the history, so `undo_last_compaction` can bring the old
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agent_repl.context.attachments import (
@@ -33,7 +31,13 @@ from agent_repl.context.compact_prompt import continuation_message, extract_summ
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import fork_request
 from agent_repl.context.pipeline import Pipeline
-from agent_repl.context.shrink import REQUEST_SIZE_LIMIT_BYTES, lighten_largest, media_as_markers, wire_bytes
+from agent_repl.context.shrink import (
+    CompactionError,
+    drop_oldest_rounds,
+    prompt_too_long_gap,
+    shrink_by_bytes,
+    wire_bytes,
+)
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount, should_autocompact
 from agent_repl.core.deferred_tools import DISCOVERED_KEY, discovered_tools
@@ -51,7 +55,6 @@ MAX_CONSECUTIVE_FAILURES = 3
 MAX_PTL_RETRIES = 3
 KEPT_TAIL_MAX_TOKENS = 40_000
 SUMMARY_MAX_TOKENS = 16_000
-_PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 log = logging.getLogger(__name__)
 
 
@@ -64,10 +67,6 @@ class CompactionOutcome:
     tokens_after: int = 0
     used_session_memory: bool = False
     new_messages: list[Message] = field(default_factory=list)
-
-
-class CompactionError(Exception):
-    pass
 
 
 def is_typed_prompt(message: Message) -> bool:
@@ -112,51 +111,6 @@ def kept_tail_budget(state: PipelineState) -> int:
     (the earlier rule) cost the replay benchmark's 50K sessions 6% more (4,411K against 4,145K units).
     """
     return scaled_amount(KEPT_TAIL_MAX_TOKENS, state.config.effective_window)
-
-
-def prompt_too_long_gap(error: BaseException) -> int | None:
-    match = _PROMPT_TOO_LONG.search(str(getattr(error, "message", "") or error))
-    return int(match.group(1)) - int(match.group(2)) if match else None
-
-
-def drop_oldest_rounds(
-    wire: list[dict[str, Any]], gap: int | None, estimate: Any, *, carry_user_text: bool = True
-) -> list[dict[str, Any]]:
-    """Drop whole API rounds from the front until `gap` tokens are gone (20% of them when unknown).
-
-    `carry_user_text`: keep the dropped rounds' user text (typed messages, earlier summaries)."""
-    rounds: list[list[dict[str, Any]]] = []
-    for message in wire:
-        if message["role"] == "user" or not rounds:
-            rounds.append([message])
-        else:
-            rounds[-1].append(message)
-    if len(rounds) < 2:
-        raise CompactionError("the conversation is too long to summarize and cannot be shortened further")
-    if gap is None:
-        drop = max(1, len(rounds) // 5)
-    else:
-        drop, freed = 0, 0
-        while drop < len(rounds) - 1 and freed < gap:
-            freed += sum(estimate(m) for m in rounds[drop])
-            drop += 1
-    kept = [m for group in rounds[drop:] for m in group]
-    # What the user typed in the dropped rounds, and an earlier compaction's summary (the only
-    # record of every user message before it), stay: they are small and must not be forgotten.
-    carried = [
-        b
-        for group in (rounds[:drop] if carry_user_text else [])
-        for m in group
-        if m["role"] == "user"
-        for b in m["content"]
-        if b.get("type") == "text" and not str(b.get("text", "")).lstrip().startswith("<system-reminder>")
-    ]
-    # The first kept message may answer a tool call that was dropped: keep its other content only.
-    first = kept[0]
-    content = carried + [b for b in first["content"] if b.get("type") != "tool_result"]
-    if len(content) == len(carried):
-        content.append({"type": "text", "text": "[Earlier conversation omitted from this summary request]"})
-    return [{**first, "content": content}, *kept[1:]]
 
 
 class Compactor:
@@ -414,22 +368,6 @@ class Compactor:
         record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[m.uuid for m in outcome.new_messages])
         apply_undo(self.pipeline.state, record)
         await session.append_record(record)
-
-
-def shrink_by_bytes(
-    wire: list[dict[str, Any]], tool_results_dir: Path, target: int | None = None
-) -> list[dict[str, Any]]:
-    """After a 413: at most `target` bytes (by default half, and under the documented limit).
-    Images and documents become markers first (a summary needs their place, not their pixels),
-    then the oldest rounds go, then the heaviest results become saved previews."""
-    target = min(REQUEST_SIZE_LIMIT_BYTES * 9 // 10, target or wire_bytes(wire) // 2)
-    wire = media_as_markers(wire)
-    if wire_bytes(wire) > target:
-        try:
-            wire = drop_oldest_rounds(wire, wire_bytes(wire) - target, wire_bytes)
-        except CompactionError:
-            pass  # one round is left: its heavy results go next
-    return lighten_largest(wire, target, tool_results_dir)
 
 
 def _entry_bytes(entries: list[Message], state: PipelineState) -> int:

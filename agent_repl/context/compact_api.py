@@ -76,7 +76,7 @@ async def api_summary(
     blocks = [b for b in response.content if isinstance(b, CompactionBlock)]
     if response.stop_reason != "compaction" or len(blocks) != 1 or not blocks[0].content:
         raise ApiCompactionError(f"the API returned no summary (stop reason {response.stop_reason})")
-    [prefix] = reply_prefixes(body, [wire_block(blocks[0])], projection.recorded_prefixes)
+    [prefix] = reply_prefixes(projection.prompt_seed, projection.chain_after[split - 1], [wire_block(blocks[0])])
     return AssistantMessage(
         message_id=response.message_id,
         model=response.model,

@@ -28,6 +28,7 @@ from agent_repl.core.messages import (
     UserMessage,
     wire_block,
 )
+from agent_repl.core.thinking_prefix import BlockDigests
 from agent_repl.core.tokens import cl100k_tokens
 
 
@@ -137,6 +138,8 @@ class FactCache:
         self._texts: dict[str, int] = {}
         # tool_use_id -> tool name of every call seen; ids are unique, so this never goes stale.
         self.tool_names: dict[str, str] = {}
+        # Each wire block's own digest for the thinking prefix chain (core/thinking_prefix.py).
+        self.block_digests: BlockDigests = {}
 
     def text_tokens(self, text: str) -> int:
         cached = self._texts.get(text)
@@ -159,3 +162,4 @@ class FactCache:
         if len(self._entries) > 2 * len(view) + 1_000:
             keep = {id(m) for m in view}
             self._entries = {k: v for k, v in self._entries.items() if k in keep}
+            self.block_digests.clear()

@@ -182,7 +182,7 @@ class Pipeline:
         if loaded and state.config.prompt_seed_for is not None:
             seed = state.config.prompt_seed_for(loaded)
         recorded = recorded_prefixes(view)
-        thinking = leave_out_stale_thinking(drafts, seed, recorded)
+        thinking = leave_out_stale_thinking(drafts, seed, recorded, state.facts.block_digests)
         drafts = thinking.drafts
         anchor = state.tokens.last_usage_anchor
         state.tokens.anchor_describes_view = anchor is not None and thinking.describes(
@@ -210,7 +210,8 @@ class Pipeline:
             body_extras=body_extras,
             betas=betas,
             wire_sources=[d.sources for d in drafts],
-            recorded_prefixes=recorded,
+            prompt_seed=seed,
+            chain_after=list(thinking.chain_after),
             loaded_tools=loaded,
         )
 

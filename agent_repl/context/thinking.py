@@ -18,9 +18,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_repl.context.normalize import WireDraft
-from agent_repl.core.messages import AssistantMessage, CompactionBlock, Message, wire_block
+from agent_repl.core.messages import (
+    AssistantMessage,
+    CompactionBlock,
+    Message,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    wire_block,
+)
 from agent_repl.core.thinking_prefix import (
     THINKING_KINDS,
+    BlockDigests,
     PrefixChain,
     digest_after,
     resumed_from,
@@ -35,7 +43,12 @@ def recorded_prefixes(view: list[Message]) -> dict[str, str]:
         if not isinstance(message, AssistantMessage) or message.prefix_digest is None:
             continue
         for block in message.content:
-            key = block.signature if isinstance(block, CompactionBlock) else thinking_key(block.model_dump())
+            if isinstance(block, CompactionBlock | ThinkingBlock):
+                key = block.signature
+            elif isinstance(block, RedactedThinkingBlock):
+                key = block.data
+            else:
+                continue
             if key:
                 recorded[key] = message.prefix_digest
     return recorded
@@ -79,8 +92,10 @@ def _merge_same_role(drafts: list[WireDraft], chain_after: list[str]) -> tuple[l
     return merged, after
 
 
-def leave_out_stale_thinking(drafts: list[WireDraft], seed: str, recorded: dict[str, str]) -> ThinkingOutcome:
-    chain = PrefixChain(seed)
+def leave_out_stale_thinking(
+    drafts: list[WireDraft], seed: str, recorded: dict[str, str], memo: BlockDigests | None = None
+) -> ThinkingOutcome:
+    chain = PrefixChain(seed, memo)
     kept: list[WireDraft] = []
     after: list[str] = []
     left_out = 0

@@ -229,7 +229,11 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
         )
         body = build_request(
             model=session.model,
-            max_tokens=state.max_output_tokens_override or session.settings.max_output_tokens,
+            # Never above what the model can write (a model the table lacks may allow less).
+            max_tokens=min(
+                state.max_output_tokens_override or session.settings.max_output_tokens,
+                session.model_info.max_output_tokens,
+            ),
             system=session.system_prompt,
             tools=session.request_tools(projection.loaded_tools),
             messages=projection.wire,
@@ -291,7 +295,7 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
                 continue
         cut = response.stop_reason in CUT_OFF_STOP_REASONS
         content = complete_content(response) if cut else list(response.content)
-        prefixes = reply_prefixes(body, [wire_block(b) for b in content], projection.recorded_prefixes)
+        prefixes = reply_prefixes(projection.prompt_seed, projection.chain_after[-1], [wire_block(b) for b in content])
         async for event in _store_reply(session, response, content, prefixes):
             yield event
         state.final_text = "".join(b.text for b in content if isinstance(b, TextBlock))

@@ -39,9 +39,11 @@ class Projection:
     betas: list[str] = field(default_factory=list)
     # For each wire message, the uuids of the history entries it was built from.
     wire_sources: list[list[str]] = field(default_factory=list)
-    # Thinking key (or compaction signature) -> the prefix digest its entry recorded; the loop
-    # uses it to record the prefix of the reply's own thinking.
-    recorded_prefixes: dict[str, str] = field(default_factory=dict)
+    # The thinking prefix chain (agent_repl.core.thinking_prefix): the header seed the view was
+    # walked from and the chain value after each wire message, so a reply's own blocks record
+    # what they came after without hashing the request again.
+    prompt_seed: str = ""
+    chain_after: list[str] = field(default_factory=list)
     # Deferred tools the view's compact boundary says were discovered before it: sent loaded.
     loaded_tools: frozenset[str] = frozenset()
 

@@ -47,20 +47,36 @@ def thinking_key(block: Mapping[str, Any]) -> str | None:
     return None
 
 
-class PrefixChain:
-    """A running digest over the request header and then (role, block) for every block."""
+BlockDigests = dict[int, tuple[Mapping[str, Any], bytes]]
 
-    def __init__(self, seed: str) -> None:
+
+class PrefixChain:
+    """A running digest over the request header and then (role, block) for every block.
+
+    `memo` keeps each block's own digest by identity (wire blocks are shared between turns, so a
+    turn hashes only what is new); it holds the block, so an id is never reused while cached."""
+
+    def __init__(self, seed: str, memo: BlockDigests | None = None) -> None:
         self.state = hashlib.sha256(seed.encode()).digest()
+        self._memo = memo
 
     @property
     def value(self) -> str:
         return self.state.hex()
 
+    def _block_digest(self, block: Mapping[str, Any]) -> bytes:
+        if self._memo is None:
+            return _digest(_clean(block))
+        hit = self._memo.get(id(block))
+        if hit is None or hit[0] is not block:
+            hit = (block, _digest(_clean(block)))
+            self._memo[id(block)] = hit
+        return hit[1]
+
     def extend(self, role: str, block: Mapping[str, Any]) -> None:
         if block.get("type") == "cache_edits":
             return  # an instruction to the cache, not part of the prompt
-        self.state = hashlib.sha256(self.state + role.encode() + b"\0" + _digest(_clean(block))).digest()
+        self.state = hashlib.sha256(self.state + role.encode() + b"\0" + self._block_digest(block)).digest()
 
     def resume(self, value: str) -> None:
         self.state = bytes.fromhex(value)
@@ -87,18 +103,12 @@ def resumed_from(block: Mapping[str, Any], seed: str, recorded: Mapping[str, str
     return value if value and made_under == seed else None
 
 
-def reply_prefixes(body: Mapping[str, Any], content: list[dict[str, Any]], recorded: Mapping[str, str]) -> list[str]:
-    """For each block of a reply to `body`: the digest of the prefix it was produced after (the
-    request, then the reply's earlier blocks); for an API summary, also the header it came under."""
-    seed = prefix_seed(body)
+def reply_prefixes(seed: str, request: str, content: list[dict[str, Any]]) -> list[str]:
+    """For each block of a reply: the digest of the prefix it was produced after, given `request`,
+    the chain value after the request's messages (the projection's); for an API summary, also
+    the header `seed` it came under."""
     chain = PrefixChain(seed)
-    for index, message in enumerate(body.get("messages") or []):
-        for position, block in enumerate(message["content"]):
-            resumed = resumed_from(block, seed, recorded) if index == 0 and position == 0 else None
-            if resumed is not None:
-                chain.resume(resumed)
-            else:
-                chain.extend(message["role"], block)
+    chain.resume(request)
     prefixes: list[str] = []
     for block in content:
         prefixes.append(f"{seed}:{chain.value}" if block.get("type") == "compaction" else chain.value)

@@ -121,7 +121,7 @@ async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> R
     started = time.perf_counter()
     scenario = trajectory.scenario()
     policy = WatchingPolicy(scenario)
-    server = EmulatorServer(policy=policy, context_window=window)
+    server = EmulatorServer(policy=policy, context_window=window, cache_editing=strategy.cache_editing_endpoint)
     server.start()
     home = Path(tempfile.gettempdir()) / "agent-repl-replay" / f"home-{uuid.uuid4().hex[:8]}"
     cwd = project_dir()

@@ -10,6 +10,8 @@ from agent_repl.emulator.models import default_model_table
 from benchmarks.replay.metrics import Aggregate, RunResult
 from benchmarks.replay.report import OURS, aggregates, cheapest_clean
 
+OWN_SUMMARY = "agent-repl with its own summary"
+
 _SPEC = default_model_table()["claude-sonnet-5-5"]
 _OUTPUT_UNITS = _SPEC.output_usd_per_mtok / _SPEC.input_usd_per_mtok
 
@@ -112,46 +114,23 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
     if ours.cache_read_share < 0.90:
         main = int(ours._sum("main_requests"))
         shares = ", ".join(f"{r.trajectory} {r.cache_read_share:.2f}" for r in sorted(ours.runs, key=lambda r: -r.cache_read_share))
-        edits = sum(r.records.get("cache-edit", 0) for r in ours.runs)
         lines.append(
             f"- Why (cache share): by trajectory: {shares}. Every new tool result is written to the cache once, whatever "
-            f"the strategy. To stay in a {window // 1000}K window agent-repl deletes old results from the cached prefix "
-            f"({edits} cache edits over {main} main requests; {compactions} compactions): a deleted result costs "
-            "nothing more, but it is not read again either, so where one Read brings thousands of tokens into a window "
-            "of a few tens of thousands, each written token is read only a few times (the sessions with small outputs "
-            "read 96% or more)."
+            f"the strategy, and each of the {compactions} compactions over {main} main requests starts a new prefix that "
+            f"is written again; where one Read brings thousands of tokens into a window of a few tens of thousands, "
+            "each written token is read only a few times before the next compaction (the sessions with small outputs "
+            "read more)."
         )
-        later = Aggregate(
-            "agent-repl deleting later", [r for r in results if r.window == window and r.strategy == "agent-repl deleting later"]
+    own = Aggregate(OWN_SUMMARY, [r for r in results if r.window == window and r.strategy == OWN_SUMMARY])
+    if own.runs and compactions:
+        lines.append(
+            f"- The API's summary against our own: with on-demand compaction (the defaults) agent-repl costs "
+            f"{_k(ours.cost_units)} and keeps {ours.share('files_kept', 'files_total') or 0:.0%} of file paths; with "
+            f"our nine-section summary {_k(own.cost_units)} ({own.cost_units / ours.cost_units - 1:+.0%}) and "
+            f"{own.share('files_kept', 'files_total') or 0:.0%}. The API's summary keeps the thinking of the turns "
+            "kept after it (ours must leave it out: its prefix changed) and costs one request without a fork of the "
+            "whole view; the emulator writes both summaries the same extractive way, so what they keep is alike here."
         )
-        if later.runs and later.cache_read_share >= 0.90:
-            lines.append(
-                f"- What would fix it: deleting later (the variant above reads {later.cache_read_share:.1%} at "
-                f"{later.cost_units / ours.cost_units - 1:+.0%} cost units); the defaults keep the cheaper setting."
-            )
-        elif later.runs:
-            lines.append(
-                f"- Deleting later does not fix it: that variant reads {later.cache_read_share:.1%} at "
-                f"{later.cost_units / ours.cost_units - 1:+.0%} cost units, because it compacts more often instead "
-                f"({int(later._sum('compactions'))} compactions against {compactions}). No setting measured here "
-                "reaches 0.90 without costing more. What might (not measured): smaller tool results in small windows "
-                "(a lower Read limit), since each large result is written once and read only a few times."
-            )
-    public = next((v for v in variants if "without cache editing" in v), None)
-    public_runs = [r for r in results if r.window == window and r.strategy == public] if public else []
-    if public_runs and best is not None:
-        peer = min((a for a in aggs if a.strategy != OURS and a.runs and not a.stopped and not a.overflows),
-                   key=lambda a: a.cost_units, default=None)
-        cost = sum(r.cost_units for r in public_runs)
-        if peer is not None and cost > peer.cost_units:
-            lines.append(
-                f"- The public API has no cache editing. There agent-repl (the 'without cache editing' variant) costs "
-                f"{_k(cost)}, {cost / peer.cost_units - 1:+.0%} against {peer.strategy} ({_k(peer.cost_units)}). Why: "
-                "after each compaction agent-repl keeps the current turn (up to 40K tokens at 200K) and re-reads up to a "
-                "tenth of the window in recent files, where codex-style keeps its summary and the last user messages; "
-                "every later request reads that again. It is what keeps 100% of the touched file paths in view. What "
-                "would fix it: a smaller kept tail when the session continues long after a compaction."
-            )
     return lines
 
 

@@ -13,17 +13,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agent_repl.context.compact import (
-    SUMMARY_MAX_TOKENS,
-    CompactionOutcome,
-    Trigger,
-    drop_oldest_rounds,
-    is_typed_prompt,
-    prompt_too_long_gap,
-)
+from agent_repl.context.compact import SUMMARY_MAX_TOKENS, CompactionOutcome, Trigger, is_typed_prompt
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.fork import append_question
 from agent_repl.context.normalize import normalize_for_api
+from agent_repl.context.shrink import drop_oldest_rounds, prompt_too_long_gap
 from agent_repl.context.thinking import without_thinking
 from agent_repl.core.client import ModelResponse
 from agent_repl.core.messages import Message, SystemMessage, TextBlock, UserMessage

@@ -159,7 +159,8 @@ def write_report(
         if variants:
             lines += [
                 f"Diagnostic variants of agent-repl at {window // 1000}K (not product settings; each changes one part "
-                "of the defaults to show what it costs or saves; without cache editing is the public API's path):",
+                "of the defaults to show what it costs or saves; every run is on the public API's path except the "
+                "variants marked (not public), which use our emulator's cache-editing beta):",
                 "",
                 *summary_table(aggregates(results, window, ["agent-repl", *variants])),
                 "",

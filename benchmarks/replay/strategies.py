@@ -105,6 +105,8 @@ def strip_to_boundary_slice(session: Session) -> None:
 class Strategy:
     name: str
     configure: Callable[[Session], Any]
+    # The emulator is the public API unless a strategy asks for more (our cache-editing beta).
+    cache_editing_endpoint: bool = False
 
 
 def _naive(session: Session) -> None:
@@ -135,13 +137,13 @@ def _truncate(session: Session) -> DropOldestRounds:
 
 
 def _agent_repl_variant(
-    *, auto_snip: bool = False, memory: bool = True, cache_editing: bool = True, delete_later: bool = False
+    *, auto_snip: bool = False, memory: bool = True, own_summary: bool = False, delete_later: bool = False
 ) -> Callable[[Session], None]:
     """A diagnostic variant of the defaults (not a product setting), to measure what one part costs
     or saves: the automatic snip on beside autocompact (as before the benchmark found it dear),
-    the session-memory notes off, or cache editing off (the public API's path: no `cache_edits`,
-    the `clear_tool_uses` context edit instead), or cache deletes by size starting later and keeping
-    more (past 60% of the effective window, down to 40%, instead of 50% and 25%)."""
+    the session-memory notes off, our own nine-section summary instead of the API's on-demand
+    compaction, or (on the cache-editing endpoint) cache deletes by size starting later and
+    keeping more (past 60% of the effective window, down to 40%, instead of 50% and 25%)."""
 
     def configure(session: Session) -> None:
         config = session.projector.state.config  # type: ignore[attr-defined]
@@ -150,11 +152,10 @@ def _agent_repl_variant(
         if not memory:
             session.after_turn_hooks.clear()
             session.memory = None
+        if own_summary:
+            config.on_demand_compaction = False
         if delete_later:
             config.cached_trigger_share, config.cached_keep_share = 0.6, 0.4
-        if not cache_editing:
-            session.capabilities_checked = True  # never ask: the endpoint counts as the public API
-            config.cache_editing = False
 
     return configure
 
@@ -172,6 +173,12 @@ STRATEGIES: list[Strategy] = [
 DIAGNOSTIC_VARIANTS: list[Strategy] = [
     Strategy("agent-repl with auto-snip", _agent_repl_variant(auto_snip=True)),
     Strategy("agent-repl without memory", _agent_repl_variant(memory=False)),
-    Strategy("agent-repl without cache editing", _agent_repl_variant(cache_editing=False)),
-    Strategy("agent-repl deleting later", _agent_repl_variant(delete_later=True)),
+    Strategy("agent-repl with its own summary", _agent_repl_variant(own_summary=True)),
+    # Cache editing is our emulator's beta, not the public API's: what it would save.
+    Strategy("agent-repl with cache editing (not public)", _agent_repl_variant(), cache_editing_endpoint=True),
+    Strategy(
+        "agent-repl with cache editing, deleting later (not public)",
+        _agent_repl_variant(delete_later=True),
+        cache_editing_endpoint=True,
+    ),
 ]

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agent_repl.context.compact import (
-    CompactionError,
-    current_turn_start,
-    drop_oldest_rounds,
-    prompt_too_long_gap,
-)
+from agent_repl.context.compact import current_turn_start
 from agent_repl.context.compact_prompt import continuation_message
 from agent_repl.context.pipeline import slice_after_compact_boundary
+from agent_repl.context.shrink import CompactionError, drop_oldest_rounds, prompt_too_long_gap
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import (
     autocompact_threshold,

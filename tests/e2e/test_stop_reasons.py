@@ -169,7 +169,7 @@ async def test_a_model_missing_from_our_table_gets_its_window_from_the_models_ap
     settings = settings_for(server, tmp_path, model="claude-test-9")
     session = await open_session(settings, tmp_path)
     try:
-        await run(session, "hello")
+        events = await run(session, "hello")
         info = session.model_info
         config = session.projector.state.config
     finally:
@@ -177,6 +177,8 @@ async def test_a_model_missing_from_our_table_gets_its_window_from_the_models_ap
         server.stop()
     assert (info.context_window, info.max_output_tokens) == (50_000, 8_000)
     assert config.context_window == 50_000 and config.effective_window < 50_000
+    # Its output cap too: the request asks for no more than it can write.
+    assert ended(events).reason == "completed" and bodies(server)[-1]["max_tokens"] == 8_000
 
 
 async def test_model_command_takes_aliases_and_refuses_unknown_ids(tmp_path):
