@@ -27,13 +27,13 @@ from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.client import ModelClient
 from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
-from agent_repl.core.messages import Message, utc_now
+from agent_repl.core.messages import Message, SystemMessage, utc_now
 from agent_repl.core.models import model_info
 from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.core.permissions import ApprovalCallback
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.request import tool_definitions
-from agent_repl.core.session import Session
+from agent_repl.core.session import Session, SessionWriteError
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt
 from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
@@ -42,7 +42,9 @@ from agent_repl.core.tool import Tool
 from agent_repl.mcp.manager import McpManager
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.loader import LoadedSession, load_session
+from agent_repl.transcript.lock import SessionLock, holder_pid
 from agent_repl.transcript.paths import SessionPaths, project_dir
+from agent_repl.transcript.records import SideRecord
 from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
 from agent_repl.transcript.writer import TranscriptWriter
 from tools import builtin_tools
@@ -117,12 +119,11 @@ async def open_session(
     """`tools` replaces the built-in tools (the replay benchmark passes tools that return recorded output)."""
     cwd = cwd.resolve()
     history: list[Message] = []
-    if resume is not None and resume.owned:
-        session_id = resume.loaded.session_id
-    else:
-        session_id = str(uuid.uuid4())
+    owned, lock, notices = _claim(settings.home, cwd, resume)
+    session_id = resume.loaded.session_id if owned and resume is not None else str(uuid.uuid4())
     paths = SessionPaths(home=settings.home, cwd=cwd, session_id=session_id)
-    paths.ensure_project_dir()
+    if lock is None:
+        lock = _lock_or_fail(paths)
     redactor = SecretRedactor.for_settings(settings)
     if resume is not None:
         # A transcript written elsewhere (or by an older version) may hold credentials: not in our view.
@@ -130,12 +131,16 @@ async def open_session(
     writer = TranscriptWriter(
         paths,
         git_branch=git_branch(cwd),
-        last_uuid=history[-1].uuid if history and resume and resume.owned else None,
+        last_uuid=history[-1].uuid if history and owned else None,
         redactor=redactor,
+        lock=lock,
     )
-    if resume is not None and not resume.owned:
-        # Fork: copy the foreign history into a file of our own, so it is ours from here on.
+    if resume is not None and not owned:
+        # Fork: copy the history (and our own records) into a file of our own, so it is ours from here on.
         await writer.append_history(history)
+        for record in resume.loaded.side_records:
+            if isinstance(record, SideRecord):
+                await writer.append_record(record)
         history = [m.model_copy(update={"session_id": session_id}) for m in history]
     tools = builtin_tools() if tools is None else sorted(tools, key=lambda tool: tool.name)
     mcp = await McpManager.start(settings, cwd, paths.session_dir / "mcp-logs")
@@ -178,10 +183,12 @@ async def open_session(
     session.context_guard = PipelineGuard(pipeline, Compactor(pipeline))
     first, every = extraction_thresholds(autocompact_threshold(pipeline.state.config.effective_window))
     memory = SessionMemory(paths.session_dir / MEMORY_FILE_NAME, first_after_tokens=first, every_tokens=every)
-    if resume is not None and memory.restore(resume.loaded.side_records) and not resume.owned:
-        # A fork's own transcript carries the notes too, so resuming the fork restores them.
-        await session.append_record(memory.record())
+    if resume is not None:
+        memory.restore(resume.loaded.side_records)
     session.memory = memory
+    for notice in notices:
+        session.notices.append(notice)
+        await session.append(SystemMessage(subtype="informational", content=notice, level="warning"))
     if pipeline.state.config.strategy == "autocompact":
         # The notes serve session-memory compaction; collapse never summarizes with them.
         session.after_turn_hooks.append(memory.maybe_start)
@@ -222,6 +229,30 @@ def build_pipeline(
     config.set_window(window)
     stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]
     return Pipeline(stages, PipelineState(config=config))
+
+
+def _claim(home: Path, cwd: Path, resume: ResumeSource | None) -> tuple[bool, SessionLock | None, list[str]]:
+    """Whether we continue the resumed session's own file (holding its lock), or fork it."""
+    if resume is None or not resume.owned:
+        return False, None, []
+    paths = SessionPaths(home=home, cwd=cwd, session_id=resume.loaded.session_id)
+    lock = _lock_or_fail(paths)
+    if lock is not None:
+        return True, lock, []
+    pid = holder_pid(paths)
+    who = f"another agent-repl (pid {pid})" if pid else "another agent-repl"
+    notice = (
+        f"session {paths.session_id} is open in {who}; this continues in a new session forked from it, "
+        "so neither writes over the other"
+    )
+    return False, None, [notice]
+
+
+def _lock_or_fail(paths: SessionPaths) -> SessionLock | None:
+    try:
+        return SessionLock.acquire(paths)
+    except OSError as exc:
+        raise SessionWriteError(f"cannot save the session in {paths.project_dir}: {exc.strerror or exc}") from exc
 
 
 async def close_session(session: Session) -> None:

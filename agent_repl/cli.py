@@ -209,19 +209,25 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
             return 2
         for notice in launch.notices:
             print(f"agent-repl: {notice}", file=err)
-        if args.print_prompt is not None:
-            if launch.settings.untrusted_allow:
-                from agent_repl.core.trust import untrusted_warning
+        from agent_repl.core.session import SessionWriteError
 
-                print(f"agent-repl: {untrusted_warning(cwd, launch.settings.untrusted_allow)}", file=err)
-            prompt = args.print_prompt or args.prompt or ("" if sys.stdin.isatty() else sys.stdin.read())
-            if not prompt.strip():
-                print("agent-repl: -p needs a prompt (an argument or on stdin)", file=err)
-                return 2
-            return asyncio.run(_print_mode(launch.settings, cwd, launch.resume, prompt, args))
-        from agent_repl.ui.inline import run_inline
+        try:
+            if args.print_prompt is not None:
+                if launch.settings.untrusted_allow:
+                    from agent_repl.core.trust import untrusted_warning
 
-        return asyncio.run(run_inline(launch.settings, cwd, launch.resume, first_prompt=args.prompt))
+                    print(f"agent-repl: {untrusted_warning(cwd, launch.settings.untrusted_allow)}", file=err)
+                prompt = args.print_prompt or args.prompt or ("" if sys.stdin.isatty() else sys.stdin.read())
+                if not prompt.strip():
+                    print("agent-repl: -p needs a prompt (an argument or on stdin)", file=err)
+                    return 2
+                return asyncio.run(_print_mode(launch.settings, cwd, launch.resume, prompt, args))
+            from agent_repl.ui.inline import run_inline
+
+            return asyncio.run(run_inline(launch.settings, cwd, launch.resume, first_prompt=args.prompt))
+        except SessionWriteError as exc:  # the session cannot be saved at all (a read-only home)
+            print(f"agent-repl: {exc}", file=err)
+            return 2
 
 
 def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -> int:
@@ -247,6 +253,8 @@ async def _print_mode(settings: Any, cwd: Path, resume: Any, prompt: str, args: 
     from agent_repl.print_mode import run_print_mode
 
     session = await open_session(settings, cwd, resume=resume, ask=None)
+    for notice in session.notices:
+        print(f"agent-repl: {notice}", file=sys.stderr)
     try:
         return await run_print_mode(session, prompt, output_format=args.output_format, max_turns=args.max_turns)
     finally:

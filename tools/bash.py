@@ -1,4 +1,5 @@
-"""Bash: one command in its own process group, output streamed to a file, cwd kept across calls."""
+"""Bash: one command in its own process group, its output copied through a pipe into a file, cwd
+kept across calls."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from agent_repl.core.credentials import child_environment, credential_names
 from agent_repl.core.permissions import PermissionRequest
@@ -19,6 +20,7 @@ from agent_repl.core.persisted_output import ensure_private_dir, persist_file
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, notify
+from tools._output_pipe import OutputPipe
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -48,6 +50,14 @@ class BashArgs(ToolArgs):
         default=None,
         description="A clear, concise description of what this command does, in 5-10 words",
     )
+
+    @field_validator("command")
+    @classmethod
+    def _no_nul(cls, command: str) -> str:
+        # A C string ends at NUL: bash would never see the rest, and the OS refuses it as an argument.
+        if "\0" in command:
+            raise ValueError("must not contain a NUL byte (\\0); use printf '\\0' to produce one")
+        return command
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -88,30 +98,6 @@ def _group_alive(pgid: int) -> bool:
     if not Path("/proc").is_dir():
         return _signal_group(pgid, 0)
     return bool(_group_members(pgid))
-
-
-def _output_holders(pgid: int, out_path: Path) -> list[int]:
-    """Processes of the group that still have the output file open (Linux only: /proc)."""
-    if not Path("/proc").is_dir():
-        return []
-    try:
-        target = out_path.stat()
-    except OSError:
-        return []
-    holders = []
-    for pid in _group_members(pgid):
-        try:
-            for fd in Path(f"/proc/{pid}/fd").iterdir():
-                try:
-                    found = fd.stat()
-                except OSError:
-                    continue
-                if (found.st_dev, found.st_ino) == (target.st_dev, target.st_ino):
-                    holders.append(pid)
-                    break
-        except OSError:
-            continue
-    return holders
 
 
 def _pid_alive(pid: int) -> bool:
@@ -171,6 +157,7 @@ class Bash(Tool):
         except OSError as exc:
             return ToolOutput.error(f"Could not create the output file for Bash: {exc}")
         out_path, cwd_path = Path(out_name), Path(cwd_name)
+        pipe = OutputPipe(out_fd)
         try:
             try:
                 proc = await asyncio.create_subprocess_exec(
@@ -183,22 +170,28 @@ class Bash(Tool):
                     cwd=cwd,
                     env=child_environment(ctx.scrubbed_env | credential_names()),
                     stdin=subprocess.DEVNULL,
-                    stdout=out_fd,
+                    stdout=pipe.write_fd,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
             finally:
-                os.close(out_fd)  # the child has its own copy; Python never reads through this one
+                pipe.start()
         except OSError as exc:
+            pipe.close()
             out_path.unlink(missing_ok=True)
             cwd_path.unlink(missing_ok=True)
             return ToolOutput.error(f"Could not start bash: {exc}")
         try:
-            outcome = await self._supervise(proc, timeout_ms / 1000, ctx, out_path)
-            stopped = await self._stop_output_holders(proc.pid, out_path) if outcome == "exited" else 0
+            try:
+                outcome = await self._supervise(proc, timeout_ms / 1000, ctx, out_path)
+                stopped = await self._stop_output_holders(pipe)
+            finally:
+                pipe.close()
+            if pipe.error is not None:
+                raise pipe.error
             self._learn_cwd(cwd_path, ctx)
             return self._result(args, ctx, out_path, outcome, proc.returncode, timeout_ms, stopped)
-        except OSError as exc:  # e.g. the command deleted its own output file, or the disk is full
+        except OSError as exc:  # e.g. the disk is full
             return ToolOutput.error(f"Bash ran, but its output could not be collected: {exc}")
         finally:
             cwd_path.unlink(missing_ok=True)
@@ -259,28 +252,24 @@ class Bash(Tool):
                 _signal_group(pgid, signal.SIGKILL)
         await proc.wait()
 
-    async def _stop_output_holders(self, pgid: int, out_path: Path) -> int:
-        """Stop background processes still writing to the output file: once the call returns, they
-        would write into a deleted file with no bound (`yes &`). Redirected ones keep running."""
-        holders = _output_holders(pgid, out_path)
-        if not holders:
+    async def _stop_output_holders(self, pipe: OutputPipe) -> int:
+        """Stop the processes still holding the command's output once the shell is gone: they would
+        write into it with no bound (`yes &`, `setsid yes &`). Redirected ones keep running."""
+        if await pipe.wait_for_end(0.05):
             return 0
-        # A child forked with `cmd > log &` holds the file until its redirection is applied: look again.
+        # A child forked with `cmd > log &` holds the pipe until its redirection is applied: look again.
         await asyncio.sleep(0.1)
-        holders = [pid for pid in _output_holders(pgid, out_path) if pid in holders]
+        holders = pipe.holders()
         if not holders:
+            await pipe.wait_for_end(self.kill_grace_seconds)
             return 0
         for pid in holders:
             _signal_pid(pid, signal.SIGTERM)
-        loop = asyncio.get_running_loop()
-        grace_end = loop.time() + self.kill_grace_seconds
-        while loop.time() < grace_end:
-            if not any(_pid_alive(pid) for pid in holders):
-                break
-            await asyncio.sleep(0.05)
-        for pid in holders:
-            if _pid_alive(pid):
-                _signal_pid(pid, signal.SIGKILL)
+        if not await pipe.wait_for_end(self.kill_grace_seconds):
+            for pid in holders:
+                if _pid_alive(pid):
+                    _signal_pid(pid, signal.SIGKILL)
+            await pipe.wait_for_end(self.kill_grace_seconds)
         return len(holders)
 
     def _learn_cwd(self, cwd_path: Path, ctx: ToolContext) -> None:

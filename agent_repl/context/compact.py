@@ -345,8 +345,8 @@ class Compactor:
             logical_parent_uuid=session.last_uuid,
         )
         new_messages: list[Message] = [boundary, summary_message, *attachments]
-        for message in new_messages:
-            await session.append(message)
+        # One write: a boundary on disk without its summary would cut the earlier context off.
+        await session.append_many(new_messages)
         # What the model has seen exactly is now the kept tail and the re-injected files.
         ledger = getattr(session, "files", None)
         if ledger is not None:

@@ -7,13 +7,13 @@ transcript as it is appended. The model's view is built from it each turn by the
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from agent_repl.core.client import ModelClient, UnknownModel
-from agent_repl.core.events import AgentEvent
+from agent_repl.core.events import AgentEvent, ErrorEvent, TurnEnded
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
 from agent_repl.core.models import ModelCatalog, ModelInfo, cost_usd
@@ -30,10 +30,19 @@ from agent_repl.core.tool import Tool
 from agent_repl.core.tool_execution import ToolRuntime
 
 
+class SessionWriteError(Exception):
+    """The session could not be saved (a full disk, a read-only home); the message is one line to show.
+    Nothing partial was stored: the history in memory and on disk both end before the failed entry."""
+
+
 class TranscriptSink(Protocol):
     """Where history entries and side records go as they happen (the JSONL transcript)."""
 
     async def append_message(self, message: Message) -> None: ...
+
+    async def append_messages(self, messages: Sequence[Message]) -> None:
+        """Several entries stored together: all of them or none survive a crash."""
+        ...
 
     async def append_record(self, record: Any) -> None: ...
 
@@ -47,6 +56,9 @@ class MemorySink:
 
     async def append_message(self, message: Message) -> None:
         self.messages.append(message)
+
+    async def append_messages(self, messages: Sequence[Message]) -> None:
+        self.messages.extend(messages)
 
     async def append_record(self, record: Any) -> None:
         self.records.append(record)
@@ -123,6 +135,8 @@ class Session:
         self.memory: Any = None
         # The MCP servers (agent_repl.mcp.manager.McpManager) when any are configured.
         self.mcp: Any = None
+        # What a front end should tell the user on opening the session (it was forked from a busy one).
+        self.notices: list[str] = []
 
     @property
     def tool_definitions(self) -> list[dict[str, Any]]:
@@ -184,13 +198,25 @@ class Session:
 
     async def append(self, message: Message) -> Message:
         """Link the entry into the chain, keep it, and write it before anything else happens."""
-        message.parent_uuid = self.last_uuid
-        message.session_id = self.session_id
-        message.timestamp = iso_timestamp(self.clock())
-        self.redactor.message(message)
+        self._stamp(message, self.last_uuid)
         await self.sink.append_message(message)
         self.messages.append(message)
         return message
+
+    async def append_many(self, messages: Sequence[Message]) -> None:
+        """Append entries that belong together (a compaction's boundary and summary) in one write."""
+        parent = self.last_uuid
+        for message in messages:
+            self._stamp(message, parent)
+            parent = message.uuid
+        await self.sink.append_messages(messages)
+        self.messages.extend(messages)
+
+    def _stamp(self, message: Message, parent: str | None) -> None:
+        message.parent_uuid = parent
+        message.session_id = self.session_id
+        message.timestamp = iso_timestamp(self.clock())
+        self.redactor.message(message)
 
     async def append_record(self, record: Any) -> None:
         await self.sink.append_record(record)
@@ -243,7 +269,14 @@ class Session:
         """Stop the running turn; the loop records what happened and leaves a valid history."""
         self.cancelled.set()
 
-    def run_turn(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
+    async def run_turn(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
+        """The turn's events; a session that can no longer be saved ends the turn with one error."""
         from agent_repl.core.loop import run_turn
 
-        return run_turn(self, prompt, max_turns=max_turns)
+        requests_before = self.request_count
+        try:
+            async for event in run_turn(self, prompt, max_turns=max_turns):
+                yield event
+        except SessionWriteError as exc:
+            yield ErrorEvent(message=str(exc), recoverable=False)
+            yield TurnEnded(reason="error", num_requests=self.request_count - requests_before, usage=Usage())

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from agent_repl.core.messages import AssistantMessage, Message, UserMessage
+from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from agent_repl.transcript.convert import SYNTHETIC_MODEL, record_to_message
 from agent_repl.transcript.records import (
     MESSAGE_RECORD_TYPES,
@@ -35,6 +35,7 @@ from agent_repl.transcript.records import (
 MAX_LINE_BYTES = 128 * 1024 * 1024
 _LINK_KEYS = ("parentUuid", "logicalParentUuid")
 MAX_LINE_WARNINGS = 200
+CUT_COMPACTION_NOTICE = "A compaction was interrupted before its summary was saved; the conversation before it is kept."
 
 T = TypeVar("T", bound=SideRecord)
 
@@ -214,7 +215,7 @@ def load_session(
         warnings.add(first_line, f"uuid {uuid} appears {count + 1} times; the first record is kept")
 
     leaf = _latest_leaf(order, nodes, last_main_record or last_message_record)
-    messages = _rebuild(leaf, nodes, order, warnings)
+    messages = _keep_context_of_cut_compactions(_rebuild(leaf, nodes, order, warnings), nodes, warnings)
     return LoadedSession(
         path=path,
         session_id=first_session_id or path.stem,
@@ -224,6 +225,28 @@ def load_session(
         metadata=_metadata(side_records, messages, raw_meta),
         leaf_uuid=leaf.uuid if leaf else None,
     )
+
+
+def _keep_context_of_cut_compactions(
+    messages: list[Message], nodes: dict[str, _Node], warnings: _Warnings
+) -> list[Message]:
+    """A `compact_boundary` not followed by its summary (a crash between the two, or a torn write)
+    would start the view with nothing before it: it becomes a notice, and the earlier context stays."""
+    kept: list[Message] = []
+    for i, message in enumerate(messages):
+        if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
+            following = messages[i + 1] if i + 1 < len(messages) else None
+            if not (isinstance(following, UserMessage) and following.is_compact_summary):
+                node = nodes.get(message.uuid)
+                warnings.add(
+                    node.line if node else 0,
+                    "a compaction was cut off before its summary was saved; the conversation before it is kept",
+                )
+                message = message.model_copy(
+                    update={"subtype": "informational", "level": "warning", "content": CUT_COMPACTION_NOTICE}
+                )
+        kept.append(message)
+    return kept
 
 
 def _latest_leaf(order: list[_Node], nodes: dict[str, _Node], last: _Node | None) -> _Node | None:

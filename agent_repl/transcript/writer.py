@@ -1,8 +1,11 @@
 """Append-only JSONL transcript writer (SPEC R2.5).
 
-One record per line, flushed after every record, so a crash loses at most the line being
+One record per line, written with one unbuffered write, so a crash loses at most the line being
 written (the loader skips that torn line; a writer that reopens the file starts a new line after
-it). Records hold the message, the envelope the caller gave (cwd, git branch) and
+it). A write that fails part way (a full disk) is cut back off the file, so a full disk leaves no
+torn line either, and raises `SessionWriteError` with one line to show. `append_messages` writes
+several records in that one write (a compaction's boundary and summary). The writer holds the
+session's lock (`SessionLock`) until it is closed. Records hold the message, the envelope the caller gave (cwd, git branch) and
 `agent_repl.__version__`; nothing is read from the environment, and every line passes through the
 session's `SecretRedactor` (a forked foreign history is copied through here too).
 
@@ -19,19 +22,22 @@ Chain links: a message whose `parent_uuid` is None is linked to the message writ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiofiles
-from aiofiles.threadpool.text import AsyncTextIOWrapper
+from aiofiles.threadpool.binary import AsyncFileIO
 
 import agent_repl
 from agent_repl.core.messages import Message, SystemMessage
 from agent_repl.core.redaction import SecretRedactor
+from agent_repl.core.session import SessionWriteError
 from agent_repl.transcript.convert import Envelope, message_to_record
+from agent_repl.transcript.lock import SessionLock
 from agent_repl.transcript.paths import FILE_MODE, SessionPaths
 from agent_repl.transcript.records import SideRecord
 
@@ -66,9 +72,11 @@ class TranscriptWriter:
         is_sidechain: bool = False,
         last_uuid: str | None = None,
         redactor: SecretRedactor | None = None,
+        lock: SessionLock | None = None,
     ) -> None:
         """`last_uuid`: when resuming, the leaf of the loaded chain, so new messages link to it."""
         self.paths = paths
+        self.lock = lock
         self.redactor = redactor or SecretRedactor()
         self.envelope = Envelope(
             session_id=paths.session_id,
@@ -78,7 +86,7 @@ class TranscriptWriter:
             is_sidechain=is_sidechain,
         )
         self.last_uuid = last_uuid
-        self._file: AsyncTextIOWrapper | None = None
+        self._file: AsyncFileIO | None = None
         self._lock = asyncio.Lock()
 
     @property
@@ -109,6 +117,22 @@ class TranscriptWriter:
             await self._write(self._encode(data))
             self.last_uuid = msg.uuid
             return data
+
+    async def append_messages(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """Several messages in one write: after a crash, either all of them are in the file or none."""
+        async with self._lock:
+            previous = self.last_uuid
+            records, lines = [], []
+            try:
+                for msg in messages:
+                    records.append(self.message_record(msg))
+                    lines.append(self._encode(records[-1]))
+                    self.last_uuid = msg.uuid
+                await self._write("".join(lines))
+            except BaseException:
+                self.last_uuid = previous
+                raise
+            return records
 
     async def append_record(self, record: SideRecord) -> dict[str, Any]:
         async with self._lock:
@@ -147,6 +171,9 @@ class TranscriptWriter:
             if self._file is not None:
                 await self._file.close()
                 self._file = None
+            if self.lock is not None:
+                self.lock.release()
+                self.lock = None
 
     async def __aenter__(self) -> TranscriptWriter:
         return self
@@ -154,23 +181,51 @@ class TranscriptWriter:
     async def __aexit__(self, *_: object) -> None:
         await self.close()
 
-    async def _write(self, line: str) -> None:
-        if self._file is None:
-            self.paths.ensure_project_dir()
-            torn = _ends_mid_line(self.path)
-            self._file = await aiofiles.open(self.path, "a", encoding="utf-8", opener=_open_private)
-            if torn:
-                line = "\n" + line
-        await self._file.write(line)
-        await self._file.flush()
+    async def _write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        try:
+            if self._file is None:
+                self.paths.ensure_project_dir()
+                torn = _ends_mid_line(self.path)
+                self._file = await aiofiles.open(self.path, "ab", buffering=0, opener=_open_private)
+                if torn:
+                    data = b"\n" + data
+            await asyncio.to_thread(_append_whole, self._file.fileno(), data)
+        except OSError as exc:
+            raise self._failure(exc) from exc
 
-    def _write_sync(self, line: str) -> None:
-        self.paths.ensure_project_dir()
-        if _ends_mid_line(self.path):
-            line = "\n" + line
-        with open(self.path, "a", encoding="utf-8", opener=_open_private) as f:
-            f.write(line)
-            f.flush()
+    def _write_sync(self, text: str) -> None:
+        data = text.encode("utf-8")
+        try:
+            self.paths.ensure_project_dir()
+            if _ends_mid_line(self.path):
+                data = b"\n" + data
+            fd = _open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                _append_whole(fd, data)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise self._failure(exc) from exc
+
+    def _failure(self, exc: OSError) -> SessionWriteError:
+        return SessionWriteError(
+            f"could not save the session to {self.path}: {exc.strerror or exc}; "
+            "everything saved before is intact (free space or fix the directory, then --continue)"
+        )
+
+
+def _append_whole(fd: int, data: bytes) -> None:
+    """Append all of `data`, or, when a write fails part way, cut what got in back off the file."""
+    start = os.fstat(fd).st_size
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view) :]
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
 
 
 def _ends_mid_line(path: Path) -> bool:

@@ -391,6 +391,8 @@ async def run_inline(
     )
     if session.messages:
         console.print(f"[dim]resumed {len(session.messages)} history entries[/]")
+    for notice in session.notices:
+        console.print(f"[yellow]{escape(notice)}[/]")
     pending = first_prompt
     try:
         while True:

@@ -98,6 +98,7 @@ class Launcher:
         """The first session; `confirm_trust` is asked whether a folder's own allow rules may apply."""
         launch = await asyncio.to_thread(self._prepare_in_thread)
         from agent_repl.bootstrap import open_session
+        from agent_repl.core.session import SessionWriteError
         from agent_repl.core.settings import trust_project
         from agent_repl.mcp.config import held_back_servers
 
@@ -112,7 +113,10 @@ class Launcher:
             else:
                 self.notices.append("this folder is not trusted: its own allow rules and MCP servers are ignored this time")
         self.settings = settings
-        session = await open_session(settings, self.cwd, resume=launch.resume, ask=ask)
+        try:
+            session = await open_session(settings, self.cwd, resume=launch.resume, ask=ask)
+        except SessionWriteError as exc:  # a read-only home: one line, like a bad settings file
+            raise LaunchError(str(exc)) from exc
         if session.mcp is not None:
             self.notices.append(session.mcp.summary())
         return session

@@ -77,7 +77,8 @@ async def test_tool_use_ids_with_separators_or_dots_never_write_outside_the_sess
     assert [r.tool_use_id for r in results] == ids
     tool_results = session.tool_results_dir.resolve()
     new_files = set(files_under(tmp_path)) - before
-    outside = [p for p in new_files if tool_results not in p.resolve().parents and p.suffix != ".jsonl"]
+    # Beside the session's directory: only its transcript and its lock.
+    outside = [p for p in new_files if tool_results not in p.resolve().parents and p.suffix not in (".jsonl", ".lock")]
     assert outside == []
     assert not list(Path("/tmp").glob(f"*{tag}*")) and not list(tmp_path.parent.glob(f"*{tag}*"))
     # Each persisted output is in its own file, holding exactly that command's output.
