@@ -236,7 +236,9 @@ def _keep_context_of_cut_compactions(
     for i, message in enumerate(messages):
         if isinstance(message, SystemMessage) and message.subtype == "compact_boundary":
             following = messages[i + 1] if i + 1 < len(messages) else None
-            if not (isinstance(following, UserMessage) and following.is_compact_summary):
+            # Ours name the summary (a user message, or the API's compaction block); Claude Code's mark it.
+            named = following is not None and following.uuid == message.metadata.get("summaryUuid")
+            if not (named or (isinstance(following, UserMessage) and following.is_compact_summary)):
                 node = nodes.get(message.uuid)
                 warnings.add(
                     node.line if node else 0,

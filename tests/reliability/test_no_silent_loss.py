@@ -164,8 +164,10 @@ async def test_a_compaction_is_one_write_and_a_cut_one_keeps_the_earlier_context
             await close_session(session)
     path = transcript_files(home)[0]
     lines = path.read_bytes().splitlines(keepends=True)
+    [boundary] = [m for m in load_session(path).messages if getattr(m, "subtype", "") == "compact_boundary"]
     boundary_line = next(i for i, line in enumerate(lines) if b'"compact_boundary"' in line)
-    summary_line = next(i for i, line in enumerate(lines) if b'"isCompactSummary":true' in line)
+    summary_uuid = f'"uuid":"{boundary.metadata["summaryUuid"]}"'.encode()
+    summary_line = next(i for i, line in enumerate(lines) if summary_uuid in line)
     assert summary_line == boundary_line + 1
     [together] = [w for w in writes if b'"compact_boundary"' in w]
     assert lines[boundary_line] in together and lines[summary_line] in together  # one write holds both
