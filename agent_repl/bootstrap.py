@@ -216,7 +216,7 @@ def build_pipeline(
 ) -> Pipeline:
     """The default stage list, cheapest first."""
     window = settings.context_window or model_info(settings.model).context_window
-    loaded = [d for d in tool_definitions(tools, deferred) if not d.get("defer_loading")]
+    loaded = [d for d in tool_definitions(tools, deferred, web=settings.web_tools) if not d.get("defer_loading")]
     fixed = cl100k_tokens(build_system_prompt(cwd)) + cl100k_tokens(json.dumps(loaded))
     config = PipelineConfig(
         unlimited_tools=frozenset(t.name for t in tools if t.max_result_size_chars is None),

@@ -169,30 +169,45 @@ async def write_plan(plan: EditPlan, ctx: ToolContext) -> ToolOutput | None:
     return None
 
 
-class Edit(Tool):
-    name: ClassVar[str] = "Edit"
-    args_model: ClassVar[type[BaseModel]] = EditArgs
+class FileChangeTool(Tool):
+    """Edit and Write: plan the change (the checks and the new text), show it, then write it."""
+
     microcompact_clearable: ClassVar[bool] = True
     edits_files: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "edit")
+
+    def plan(self, args: BaseModel, ctx: ToolContext) -> EditPlan | ToolOutput:
+        raise NotImplementedError
+
+    def report(self, args: BaseModel, plan: EditPlan) -> ToolOutput:
+        """The result once the planned text is written."""
+        raise NotImplementedError
 
     def permission_key(self, args: BaseModel) -> str:
-        assert isinstance(args, EditArgs)
-        return args.file_path
+        return str(getattr(args, "file_path", ""))
 
     async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
-        assert isinstance(args, EditArgs)
-        plan = await asyncio.to_thread(plan_edit, args, ctx)
+        plan = await asyncio.to_thread(self.plan, args, ctx)
         return plan if isinstance(plan, ToolOutput) else plan.change
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, EditArgs)
-        plan = await asyncio.to_thread(plan_edit, args, ctx)
+        plan = await asyncio.to_thread(self.plan, args, ctx)
         if isinstance(plan, ToolOutput):
             return plan
         failed = await write_plan(plan, ctx)
-        if failed is not None:
-            return failed
+        return failed if failed is not None else self.report(args, plan)
+
+
+class Edit(FileChangeTool):
+    name: ClassVar[str] = "Edit"
+    args_model: ClassVar[type[BaseModel]] = EditArgs
+    description: ClassVar[str] = load_description(__file__, "edit")
+
+    def plan(self, args: BaseModel, ctx: ToolContext) -> EditPlan | ToolOutput:
+        assert isinstance(args, EditArgs)
+        return plan_edit(args, ctx)
+
+    def report(self, args: BaseModel, plan: EditPlan) -> ToolOutput:
+        assert isinstance(args, EditArgs)
         hunks = plan.change.hunks
         snippet = numbered_snippet(plan.new_text, hunks)
         many = f" ({plan.occurrences} occurrences replaced)" if args.replace_all and plan.occurrences > 1 else ""

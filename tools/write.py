@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
 from agent_repl.core.diffs import patch_stats
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.tool import ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd
 from tools._files import FileError, load_text, numbered_snippet
-from tools.edit import EditPlan, freshness_error, plan_change, relative_path_error, write_plan
+from tools.edit import EditPlan, FileChangeTool, freshness_error, plan_change, relative_path_error
 
 
 class WriteArgs(ToolArgs):
@@ -43,30 +42,17 @@ def plan_write(args: WriteArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
     return plan_change(path, original, content, 1, ctx)
 
 
-class Write(Tool):
+class Write(FileChangeTool):
     name: ClassVar[str] = "Write"
     args_model: ClassVar[type[BaseModel]] = WriteArgs
-    microcompact_clearable: ClassVar[bool] = True
-    edits_files: ClassVar[bool] = True
     description: ClassVar[str] = load_description(__file__, "write")
 
-    def permission_key(self, args: BaseModel) -> str:
+    def plan(self, args: BaseModel, ctx: ToolContext) -> EditPlan | ToolOutput:
         assert isinstance(args, WriteArgs)
-        return args.file_path
+        return plan_write(args, ctx)
 
-    async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
+    def report(self, args: BaseModel, plan: EditPlan) -> ToolOutput:
         assert isinstance(args, WriteArgs)
-        plan = await asyncio.to_thread(plan_write, args, ctx)
-        return plan if isinstance(plan, ToolOutput) else plan.change
-
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, WriteArgs)
-        plan = await asyncio.to_thread(plan_write, args, ctx)
-        if isinstance(plan, ToolOutput):
-            return plan
-        failed = await write_plan(plan, ctx)
-        if failed is not None:
-            return failed
         hunks = plan.change.hunks
         lines = len(plan.new_text.splitlines())
         created = plan.original is None

@@ -62,9 +62,17 @@ def _content_from_sdk(content: list[Any]) -> list[ContentBlock]:
         "tool_use": ("type", "id", "name", "input"),
         "compaction": ("type", "content", "signature", "encrypted_content"),
     }
+    # The server tools' blocks go back to the API as they came: every field is kept.
+    whole = {"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"}
     blocks = []
     for block in content:
         data = block.model_dump() if hasattr(block, "model_dump") else dict(block)
+        if data.get("type") in whole:
+            blocks.append(block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") else data)
+            continue
+        if data.get("type") == "text" and data.get("citations"):
+            blocks.append({"type": "text", "text": data["text"], "citations": _dumped(data["citations"])})
+            continue
         keys = allowed.get(data.get("type", ""))
         if keys is None:
             continue  # server-side block kinds this agent does not use

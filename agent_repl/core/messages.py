@@ -21,6 +21,8 @@ class _Block(BaseModel):
 class TextBlock(_Block):
     type: Literal["text"] = "text"
     text: str
+    # Where a web search or fetch result backs this text up (sent back unchanged).
+    citations: list[dict[str, Any]] | None = None
 
 
 class ImageBlock(_Block):
@@ -91,6 +93,28 @@ class CompactionBlock(_Block):
     encrypted_content: str | None = None
 
 
+class ServerToolUseBlock(_Block):
+    """A call of one of the API's own tools (`web_search`, `web_fetch`), run by the server; stored
+    and sent back exactly as it came."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["server_tool_use"] = "server_tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ServerToolResultBlock(_Block):
+    """What the server's tool returned, in the same response as the call; sent back unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["web_search_tool_result", "web_fetch_tool_result"]
+    tool_use_id: str
+    content: Any = None
+
+
 ContentBlock = Annotated[
     TextBlock
     | ImageBlock
@@ -99,7 +123,9 @@ ContentBlock = Annotated[
     | ToolResultBlock
     | ThinkingBlock
     | RedactedThinkingBlock
-    | CompactionBlock,
+    | CompactionBlock
+    | ServerToolUseBlock
+    | ServerToolResultBlock,
     Field(discriminator="type"),
 ]
 

@@ -18,13 +18,23 @@ EPHEMERAL = {"type": "ephemeral"}
 MESSAGE_BREAKPOINTS = 2
 
 
-def tool_definitions(tools: list[Tool], deferred: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """The sorted tool list; tools named in `deferred` carry `defer_loading` (loaded by ToolSearch)."""
+# The API's own web tools (run by the server, not by us); declared unless settings turn them off.
+WEB_SERVER_TOOLS: tuple[dict[str, Any], ...] = (
+    {"type": "web_fetch_20250910", "name": "web_fetch", "max_uses": 5},
+    {"type": "web_search_20250305", "name": "web_search", "max_uses": 5},
+)
+
+
+def tool_definitions(
+    tools: list[Tool], deferred: frozenset[str] = frozenset(), *, web: bool = False
+) -> list[dict[str, Any]]:
+    """The sorted tool list; tools named in `deferred` carry `defer_loading` (loaded by ToolSearch);
+    with `web`, the API's web server tools follow (sorted too), so the bytes stay the same."""
     definitions = []
     for tool in sorted(tools, key=lambda t: t.name):
         schema = tool.api_schema()
         definitions.append({**schema, "defer_loading": True} if tool.name in deferred else schema)
-    return definitions
+    return definitions + [dict(t) for t in WEB_SERVER_TOOLS] if web else definitions
 
 
 def _with_breakpoint(block: dict[str, Any]) -> dict[str, Any]:

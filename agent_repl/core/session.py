@@ -147,7 +147,9 @@ class Session:
         """The tool list with the deferred tools in `loaded` sent loaded (memoized: one list object)."""
         loaded = loaded & self.deferred_tools
         if self._definitions is None or self._definitions[0] != loaded:
-            self._definitions = (loaded, tool_definitions(list(self.tools.values()), self.deferred_tools - loaded))
+            self._definitions = (loaded, tool_definitions(
+                list(self.tools.values()), self.deferred_tools - loaded, web=self.settings.web_tools
+            ))
         return self._definitions[1]
 
     def request_tools(self, loaded: frozenset[str]) -> list[dict[str, Any]]:

@@ -67,6 +67,8 @@ class Settings(BaseModel):
     # their thinking); off: always our own nine-section summary.
     api_compaction: bool = True
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    # Declare the API's web_search and web_fetch server tools (WebSearch and WebFetch).
+    web_tools: bool = True
     # The permission mode a session starts in (Shift+Tab cycles it; `--permission-mode` sets it).
     permission_mode: Literal["default", "acceptEdits", "plan"] = "default"
     # More environment variables that hold credentials: taken out of agent-repl's own environment
@@ -134,6 +136,7 @@ FILE_KEYS = {
     "api_compaction",
     "permissions",
     "permission_mode",
+    "web_tools",
     "credential_env",
     "mcp_servers",
     "mcp_startup_timeout",
@@ -258,6 +261,8 @@ def load_settings(
                 raise SettingsError(f"{variable} must be a number of milliseconds, got {env[variable]!r}") from exc
     if env.get("DISABLE_AUTO_COMPACT") or env.get("AGENT_REPL_DISABLE_AUTOCOMPACT"):
         data["autocompact"] = False
+    if env.get("AGENT_REPL_DISABLE_WEB_TOOLS"):
+        data["web_tools"] = False
     if env.get("AGENT_REPL_CONTEXT_STRATEGY"):
         data["context_strategy"] = env["AGENT_REPL_CONTEXT_STRATEGY"].strip()
     for key, value in (overrides or {}).items():

@@ -36,6 +36,7 @@ from agent_repl.emulator.output import shape_reply, thinking_mode
 from agent_repl.emulator.policies.base import Policy, PolicyRequest, Reply, base62
 from agent_repl.emulator.prompt import Draft, PromptView, draft_prompt, draft_tokens, render, visible_body
 from agent_repl.emulator.request_error import EmulatorRequestError
+from agent_repl.emulator.server_tools import WebFixtures, run_server_tools
 from agent_repl.emulator.thinking_binding import THINKING_BINDING_BETA, BindingState, check_thinking
 from agent_repl.emulator.tokens import TokenCounter
 
@@ -151,6 +152,7 @@ class Engine:
         self._paused: OrderedDict[bytes, None] = OrderedDict()
         self._serials = itertools.count(1)
         self._lock = threading.Lock()
+        self._web: WebFixtures | None = None
 
     # Lookups
 
@@ -273,6 +275,9 @@ class Engine:
         if compaction_requested(prepared.body):
             return self._compact(prepared)
         reply = self.policy.reply(prepared.policy_request)
+        # The API's own tools (web_search, web_fetch) run here, between the policy's rounds.
+        served = run_server_tools(prepared.policy_request, reply, self.policy.reply, self.web_fixtures())
+        reply = served.reply
         shaped = shape_reply(
             reply,
             body=prepared.body,
@@ -282,6 +287,10 @@ class Engine:
             binding=prepared.binding,
         )
         usage = self._final_usage(prepared, shaped.output_tokens, shaped.thinking_tokens)
+        usage["server_tool_use"] = {
+            "web_search_requests": served.web_search_requests,
+            "web_fetch_requests": served.web_fetch_requests,
+        }
         return Completion(
             shaped.content,
             shaped.stop_reason,
@@ -291,6 +300,11 @@ class Engine:
             reply,
             shaped.stop_details,
         )
+
+    def web_fixtures(self) -> WebFixtures:
+        if self._web is None:
+            self._web = WebFixtures.bundled()
+        return self._web
 
     def _compact(self, prepared: Prepared) -> Completion:
         """The server writes the summary itself: the policy is not asked."""

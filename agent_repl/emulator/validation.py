@@ -16,6 +16,7 @@ from agent_repl.emulator.deferred import check_deferred_tools
 from agent_repl.emulator.errors import invalid_request
 
 _NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking", "cache_edits"})
+_SERVER_TOOL_BLOCKS = frozenset({"server_tool_use", "web_search_tool_result", "web_fetch_tool_result"})
 
 
 class ModelLimits(Protocol):
@@ -181,6 +182,8 @@ def _check_prefill(messages: list[dict[str, Any]], spec: ModelLimits) -> None:
     blocks = blocks_of(messages[-1])
     if blocks and all(b.get("type") == "compaction" for b in blocks):
         return  # the compaction-only turn after stop_reason "compaction" is not a prefill
+    if any(b.get("type") in _SERVER_TOOL_BLOCKS for b in blocks):
+        return  # a server-tool turn sent back after pause_turn is continued, not prefilled
     raise invalid_request(errors.PREFILL_NOT_SUPPORTED)
 
 

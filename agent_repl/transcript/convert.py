@@ -23,6 +23,8 @@ from agent_repl.core.messages import (
     ImageBlock,
     Message,
     RedactedThinkingBlock,
+    ServerToolResultBlock,
+    ServerToolUseBlock,
     SystemMessage,
     SystemSubtype,
     TextBlock,
@@ -61,8 +63,10 @@ _BLOCK_MODELS: dict[str, type[BaseModel]] = {
         RedactedThinkingBlock,
         CompactionBlock,
         ToolReferenceBlock,
+        ServerToolUseBlock,
     )
 }
+_BLOCK_MODELS.update(dict.fromkeys(("web_search_tool_result", "web_fetch_tool_result"), ServerToolResultBlock))
 _TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document", "tool_reference"})
 _TOP_LEVEL_TYPES = frozenset(_BLOCK_MODELS) - {"tool_reference"}
 
@@ -208,8 +212,9 @@ def clean_block(raw: Any, on_drop: OnDrop = _ignore, *, nested: bool = False) ->
         return None
     model = _BLOCK_MODELS[block_type]
     data: dict[str, Any] = {}
+    keep_all = model.model_config.get("extra") == "allow"
     for key, value in raw.items():
-        if key in model.model_fields:
+        if key in model.model_fields or keep_all:
             data[key] = value
         else:
             on_drop(f"field {key!r} on {block_type} blocks")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.ids import short_id
 from agent_repl.core.persisted_output import is_persisted_preview
+from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.ui.tool_render import ToolCall
 
 if TYPE_CHECKING:
@@ -73,6 +74,12 @@ class ToolItem(Item):
 
     def lines(self) -> int:
         return 2
+
+    def set_server_result(self, uuid: str, block: dict[str, Any]) -> None:
+        """A server tool's result block (web_search, web_fetch), from the same response as the call."""
+        self.uuids.append(uuid)
+        summary, failed = web_result_summary(block)
+        self.call.result, self.call.is_error, self.call.structured = summary, failed, block
 
     def set_result(self, message: UserMessage, block: ToolResultBlock) -> None:
         self.uuids.append(message.uuid)
@@ -213,6 +220,16 @@ class HistoryView:
 
     def _assistant(self, message: AssistantMessage) -> Item | None:
         for block in message.content:
+            if block.type in ("web_search_tool_result", "web_fetch_tool_result"):
+                tool = self._tools.get(block.tool_use_id)
+                if tool is not None:
+                    tool.set_server_result(message.uuid, block.model_dump(mode="json"))
+                return None
+            if block.type == "server_tool_use":
+                call = ToolCall(SERVER_TOOL_NAMES.get(block.name, block.name), dict(block.input))
+                item = ToolItem([message.uuid], tool_use_id=block.id, call=call)
+                self._tools[block.id] = item
+                return item
             if block.type == "tool_use":
                 item = ToolItem([message.uuid], tool_use_id=block.id, call=ToolCall(block.name, dict(block.input)))
                 self._tools[block.id] = item

@@ -33,6 +33,7 @@ from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
 from agent_repl.core.diffs import FileChange
 from agent_repl.core.events import (
     AgentEvent,
+    AssistantMessageEvent,
     ErrorEvent,
     RequestRetry,
     TextDelta,
@@ -49,6 +50,7 @@ from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings, trust_project
 from agent_repl.core.trust import trust_question
 from agent_repl.core.visible import show_controls
+from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.mcp.config import held_back_servers
 from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete
@@ -81,6 +83,8 @@ class InlineRenderer:
             self.streaming = True
         elif isinstance(event, ThinkingDelta | ToolProgress):
             return
+        elif isinstance(event, AssistantMessageEvent):
+            self._server_tool(event)
         elif isinstance(event, ToolUseStarted):
             self._end_stream()
             call = tool_render.ToolCall(event.name, dict(event.input))
@@ -102,6 +106,21 @@ class InlineRenderer:
             self._end_stream()
             if event.reason == "interrupted":
                 self.console.print(Text("interrupted", style="yellow"))
+
+    def _server_tool(self, event: AssistantMessageEvent) -> None:
+        """The API's own web tools: their calls and results come inside the reply, not as tool events."""
+        for block in event.message.content:
+            if block.type == "server_tool_use":
+                self._end_stream()
+                call = tool_render.ToolCall(SERVER_TOOL_NAMES.get(block.name, block.name), dict(block.input))
+                self.calls[block.id] = call
+                line = Text("● ", style="bold cyan")
+                line.append(tool_render.headline(call), style="bold")
+                self.console.print(line)
+            elif block.type in ("web_search_tool_result", "web_fetch_tool_result"):
+                summary, failed = web_result_summary(block.model_dump(mode="json"))
+                self.calls.pop(block.tool_use_id, None)
+                self.console.print(Text(f"  ⎿ {summary}", style="red" if failed else "dim"))
 
     def _tool_result(self, event: ToolResultEvent) -> None:
         call = self.calls.pop(event.tool_use_id, None) or tool_render.ToolCall(event.name)

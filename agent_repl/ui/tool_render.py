@@ -28,6 +28,8 @@ HEADLINE_WIDTH = 90
 RESULT_PREVIEW_LINES = 30
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 OPEN_BY_DEFAULT = EDIT_TOOLS | {"TodoWrite", "ExitPlanMode"}
+# The API's own web tools: their result lists the pages (`tool_views`).
+WEB_TOOLS = frozenset({"WebSearch", "WebFetch"})
 # The argument a header shows, by tool; the first key present wins.
 _MAIN_ARGUMENT = ("command", "file_path", "notebook_path", "pattern", "path", "url", "query", "description")
 _TOOL_ERROR = re.compile(r"</?tool_use_error>")
@@ -150,7 +152,7 @@ def input_text(call: ToolCall, limit: int = 2_000) -> str:
 def body(call: ToolCall) -> RenderableType:
     """What a tool call shows when it is open: a diff, a checklist, a plan (`tool_views`), a
     sub-task, or else its input and result."""
-    if call.name in OPEN_BY_DEFAULT and not call.is_error:
+    if (call.name in OPEN_BY_DEFAULT or call.name in WEB_TOOLS) and not call.is_error:
         from agent_repl.ui.tool_views import tool_body
 
         special = tool_body(call.name, dict(call.input), call.structured)

@@ -21,6 +21,7 @@ from rich.text import Text
 from agent_repl.core.diffs import patch_stats, structured_patch
 from agent_repl.core.todos import STATUS_MARKS, Todo, parse_todos
 from agent_repl.core.visible import show_controls
+from agent_repl.core.web_results import search_hits
 
 REMOVED_STYLE = "on #4b1d1d"
 ADDED_STYLE = "on #17391f"
@@ -150,6 +151,21 @@ def tool_body(name: str, tool_input: dict[str, Any], structured: Any = None) -> 
     if name == "TodoWrite":
         todos = todos_of(tool_input, structured)
         return render_checklist(todos) if todos is not None else None
+    if name == "WebSearch" and isinstance(structured, dict) and structured.get("type") == "web_search_tool_result":
+        text = Text()
+        for index, (title, url, age) in enumerate(search_hits(structured)):
+            text.append(("\n" if index else "") + show_controls(title, newlines=False), style="bold")
+            text.append(f"  {show_controls(url, newlines=False)}" + (f"  ({age})" if age else ""), style="dim")
+        return text if text.plain else None
+    if name == "WebFetch" and isinstance(structured, dict) and structured.get("type") == "web_fetch_tool_result":
+        content = structured.get("content") if isinstance(structured.get("content"), dict) else {}
+        document = content.get("content") if isinstance(content.get("content"), dict) else {}
+        data = str((document.get("source") or {}).get("data", ""))
+        if not data:
+            return None
+        lines = data.splitlines()
+        shown = "\n".join(lines[:12]) + (f"\n… {len(lines) - 12} more lines" if len(lines) > 12 else "")
+        return Text(show_controls(shown), style="dim")
     if name == "ExitPlanMode" and isinstance(tool_input.get("plan"), str):
         from rich.markdown import Markdown
 

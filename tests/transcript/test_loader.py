@@ -240,12 +240,12 @@ def test_unconvertible_message_record_is_reported_and_still_a_link(cc, write_jso
 def test_dropped_block_fields_are_reported_once_with_a_count(cc, write_jsonl):
     lines, parent = [cc.user("u0", None, "go")], "u0"
     for i in range(3):
-        lines.append(cc.assistant(f"a{i}", parent, f"m{i}", {"type": "text", "text": "x", "citations": []}))
+        lines.append(cc.assistant(f"a{i}", parent, f"m{i}", {"type": "text", "text": "x", "annotations": []}))
         parent = f"a{i}"
     loaded = load_session(write_jsonl(lines))
     assert len(loaded.messages) == 4
     assert loaded.warnings == [
-        "line 2: dropped field 'citations' on text blocks (our model does not know it; 3 times)"
+        "line 2: dropped field 'annotations' on text blocks (our model does not know it; 3 times)"
     ]
 
 

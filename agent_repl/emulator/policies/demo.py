@@ -24,6 +24,7 @@ from agent_repl.emulator.policies.base import (
 )
 from agent_repl.emulator.policies.demo_edits import file_step, latest_prompt, parse_file_intent
 from agent_repl.emulator.policies.demo_intents import Intent, parse_intent, working_directory
+from agent_repl.emulator.policies.demo_web import describe_web_results, paused_with_results, web_call
 
 NAME = "the offline demo model of agent-repl"
 CAPABILITIES = (
@@ -34,6 +35,7 @@ CAPABILITIES = (
     "- run a command: `run ls -la`\n"
     "- change a file: `edit README.md: replace old text with new text`\n"
     "- write a file: `write notes.txt: a line of text`\n"
+    "- search the web (the API's own tool, served from fixtures here): `search the web for difflib`\n"
     "- look around: `what's in this repo?`\n"
     "Connect a real model (set ANTHROPIC_API_KEY) for anything smarter."
 )
@@ -128,7 +130,14 @@ class DemoPolicy:
         kind = summary.request_kind(body)
         if kind is not None:
             return summary.summary_reply(body, kind)
+        web_results = paused_with_results(body)
+        if web_results:
+            return Reply([text_block(describe_web_results(web_results))])
         prompt = latest_prompt(body)
+        if prompt and prompt[0] == len(messages(body)) - 1:
+            call = web_call(body, prompt[1], request.conversation_key or request.request_index)
+            if call is not None:
+                return call
         change = parse_file_intent(prompt[1], working_directory(body)) if prompt else None
         if prompt and change:
             key = request.conversation_key or request.request_index

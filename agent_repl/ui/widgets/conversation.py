@@ -131,10 +131,13 @@ class Conversation(VerticalScroll):
         return widget
 
     def _refresh_joined(self, message: Message) -> None:
-        """A tool_result joined its call's item, or a summary its divider: redraw that widget."""
+        """A tool_result (or a server tool's result block) joined its call's item, or a summary its
+        divider: redraw that widget."""
         if message.type == "assistant":
             # The API's own summary (on-demand compaction) joins its divider too.
             joined: list[Item | None] = [self.view.item_holding(message.uuid)] if message.is_api_summary else []
+            results = ("web_search_tool_result", "web_fetch_tool_result")
+            joined += [self.view.tool(b.tool_use_id) for b in message.content if b.type in results]
         elif message.type == "user":
             joined = [self.view.tool(block.tool_use_id) for block in message.tool_results()]
             if message.is_compact_summary:
