@@ -143,6 +143,10 @@ def test_command_line_prints_its_address_first_and_serves(tmp_path) -> None:
         first_line = process.stdout.readline().strip()
         assert first_line.startswith("listening on http://127.0.0.1:")
         base_url = first_line.removeprefix("listening on ")
+        token = process.stdout.readline().strip().removeprefix("control token ")
+        with httpx2.Client() as http:  # the control routes need the token it printed
+            assert http.get(f"{base_url}/_emulator/usage").status_code == 401
+            assert http.get(f"{base_url}/_emulator/usage", headers={"x-emulator-token": token}).status_code == 200
         with anthropic.Anthropic(base_url=base_url, api_key=API_KEY, max_retries=0) as sdk:
             with pytest.raises(anthropic.OverloadedError):
                 sdk.messages.create(model=MODERN, max_tokens=20, messages=[user("hi")])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -110,32 +109,7 @@ def test_a_test_reads_what_it_needs_over_http_with_since_and_dropped() -> None:
             assert http.get(url, params={"since": "x"}, headers=server.control_headers).status_code == 400
 
 
-def test_command_line_prints_its_control_token_and_refuses_a_public_host(tmp_path) -> None:
-    scenario = tmp_path / "scenario.json"
-    scenario.write_text(json.dumps({"steps": [{"text": "Scripted hello."}]}))
-    args = [
-        sys.executable,
-        "-m",
-        "agent_repl.emulator",
-        "--policy",
-        f"script:{scenario}",
-        "--max-recorded",
-        "5",
-    ]
-    process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        base_url = process.stdout.readline().strip().removeprefix("listening on ")
-        token = process.stdout.readline().strip().removeprefix("control token ")
-        with httpx2.Client() as http:
-            assert http.get(f"{base_url}/_emulator/usage").status_code == 401
-            assert (
-                http.get(f"{base_url}/_emulator/usage", headers={"x-emulator-token": token}).status_code
-                == 200
-            )
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+def test_command_line_refuses_a_public_host() -> None:
     public = subprocess.run(
         [sys.executable, "-m", "agent_repl.emulator", "--host", "0.0.0.0"],
         cwd=REPO,

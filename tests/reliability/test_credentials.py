@@ -38,7 +38,6 @@ ATTACKS = [
     "rev < /proc/$pid/environ; base64 -w0 < /proc/$pid/environ; echo; "
     "pid=$(awk '{print $4}' /proc/$pid/stat); done",
     "ps eww",
-    "ps axeww",
     "env",
     "echo ${ANTHROPIC_API_KEY:0:20} ${ANTHROPIC_API_KEY:20}",
     "echo $ANTHROPIC_API_KEY | rev",
@@ -88,7 +87,7 @@ class KeyWitness:
 
 
 @pytest.mark.timeout(240)
-def test_no_command_reaches_the_key_through_any_process_environment(project, tmp_path):
+def test_no_command_reaches_the_key_through_any_process_environment(project, tmp_path, figures):
     key = "sk-ant-api03-" + secrets.token_urlsafe(60)
     token = "auth-" + secrets.token_urlsafe(30)
     shop_secret = "shop-" + secrets.token_urlsafe(30)  # a credential named in the settings
@@ -135,6 +134,8 @@ def test_no_command_reaches_the_key_through_any_process_environment(project, tmp
     assert any(p.suffix == ".jsonl" for p in files_under(home))
     # The key still went to the API, on every request.
     assert witness.keys and set(witness.keys) == {key}
+    figures.update(commands=len(ATTACKS), forms_per_secret=len(leak_forms(key)), requests=len(requests),
+                   files_checked=len(files_under(home)), requests_with_the_key=len(witness.keys))  # fmt: skip
 
 
 HANDOFF_PROBE = """

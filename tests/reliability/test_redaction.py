@@ -88,7 +88,7 @@ class RemembersAKey:
 
 
 @pytest.mark.timeout(180)
-async def test_no_credential_or_key_shape_reaches_a_file_or_the_model(project, home, monkeypatch):
+async def test_no_credential_or_key_shape_reaches_a_file_or_the_model(project, home, monkeypatch, figures):
     (project / "keys.txt").write_text("\n".join(SHAPED.values()) + "\n")
     (home / ".agent_repl").mkdir(parents=True)
     steps = [
@@ -144,6 +144,8 @@ async def test_no_credential_or_key_shape_reaches_a_file_or_the_model(project, h
             assert not find_leaks(path.read_bytes(), forms), f"{secret[:16]}... is in {path}"
         for exchange in requests:
             assert not find_leaks(exchange.body_bytes, forms), f"{secret[:16]}... reached the model"
+    figures.update(commands=len(ATTACKS), secrets=len(secrets), shapes=len(SHAPED), files_checked=len(files),
+                   requests=len(requests))  # fmt: skip
 
 
 @pytest.mark.parametrize("name", sorted(SHAPED))
