@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", "--print", dest="print_prompt", nargs="?", const="", default=None, metavar="PROMPT",
                         help="print mode: answer one prompt and exit (the prompt may also come on stdin)")
     parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
+    parser.add_argument("--include-partial-messages", action="store_true",
+                        help="with --output-format stream-json: also print the raw stream events as they arrive")
     parser.add_argument("--max-turns", type=int, default=None, help="stop after this many model requests")
     parser.add_argument("--model", default=None)
     parser.add_argument("-c", "--continue", dest="continue_latest", action="store_true",
@@ -256,7 +258,13 @@ async def _print_mode(settings: Any, cwd: Path, resume: Any, prompt: str, args: 
     for notice in session.notices:
         print(f"agent-repl: {notice}", file=sys.stderr)
     try:
-        return await run_print_mode(session, prompt, output_format=args.output_format, max_turns=args.max_turns)
+        return await run_print_mode(
+            session,
+            prompt,
+            output_format=args.output_format,
+            max_turns=args.max_turns,
+            include_partial_messages=args.include_partial_messages,
+        )
     finally:
         await close_session(session)
 

@@ -1,9 +1,18 @@
 """Headless print mode: `agent-repl -p PROMPT`, one turn, output as text, json or stream-json.
 
-Like Claude Code's print mode: `json` prints one result object, `stream-json` one JSON object per
-event and the result object last. A Bash call that no rule allows is denied (there is nobody to
-ask), and so is an edit unless `--permission-mode acceptEdits` lets edits inside the project run;
-the model hears that. The exit status is non-zero when the turn did not complete.
+The formats are Claude Code's headless ones, written down in our words in
+`agent_repl/print_mode.schema.json` (a test checks every line against it):
+
+- `text`: the final answer only (control characters made visible);
+- `json`: one `result` object: subtype, timings, usage and `modelUsage` per model, cost, and the
+  tool calls permission refused (`permission_denials`);
+- `stream-json`: one object per line: `system`/`init` first, then each `assistant` message (one
+  content block each, as the transcript keeps them) and each `user` message carrying a tool result,
+  a `system`/`compact_boundary` where the conversation was compacted, the raw `stream_event`s too
+  with `--include-partial-messages`, and the `result` last.
+
+A call that no rule allows is denied (there is nobody to ask) and the model hears that. The exit
+status is non-zero when the turn did not complete.
 """
 
 from __future__ import annotations
@@ -11,45 +20,152 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Literal, TextIO
+from typing import Any, Literal, TextIO
 
-from agent_repl.core.events import ErrorEvent, SystemMessageEvent, TurnEnded
+from agent_repl.core.events import (
+    AgentEvent,
+    AssistantMessageEvent,
+    ErrorEvent,
+    StreamEvent,
+    SystemMessageEvent,
+    ToolResultEvent,
+    ToolUseStarted,
+    TurnEnded,
+)
+from agent_repl.core.messages import Usage, new_uuid
+from agent_repl.core.models import cost_usd
 from agent_repl.core.session import Session
 from agent_repl.core.visible import show_controls
 
 OutputFormat = Literal["text", "json", "stream-json"]
 
-_SUBTYPES = {
-    "completed": "success",
-    "max_turns": "error_max_turns",
-    "interrupted": "error_during_execution",
-    "error": "error_during_execution",
-    "refusal": "error_during_execution",
-}
+# How a turn ended -> the result's subtype; any other ending is an error during execution.
+_SUBTYPES = {"completed": "success", "max_turns": "error_max_turns"}
 
 
-def result_object(session: Session, ended: TurnEnded | None, errors: list[str], duration_ms: int) -> dict:
-    reason = ended.reason if ended else "error"
-    subtype = _SUBTYPES[reason]
-    usage = session.usage_total
-    result_text = ended.final_text if ended and reason == "completed" else ("\n".join(errors) or (ended.final_text if ended else ""))
+def _usage_json(usage: Usage) -> dict[str, int]:
     return {
+        "input_tokens": usage.input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "output_tokens": usage.output_tokens,
+    }
+
+
+def init_line(session: Session) -> dict[str, Any]:
+    from agent_repl.commands import default_registry
+
+    return {
+        "type": "system",
+        "subtype": "init",
+        "uuid": new_uuid(),
+        "session_id": session.session_id,
+        "cwd": str(session.cwd),
+        "model": session.model,
+        "tools": sorted(session.tools),
+        "mcp_servers": [
+            {"name": server.name, "status": server.status}
+            for server in (session.mcp.status() if session.mcp is not None else [])
+        ],
+        "permissionMode": session.permission_mode.value,
+        "slash_commands": [name.lstrip("/") for name in default_registry().complete("")],
+        "apiKeySource": "ANTHROPIC_API_KEY" if session.settings.api_key else "none",
+        "output_style": "default",
+    }
+
+
+def message_line(event: AgentEvent, session_id: str) -> dict[str, Any] | None:
+    """The stream-json line for one loop event, or None for events Claude Code does not print."""
+    common = {"session_id": session_id, "parent_tool_use_id": None}
+    if isinstance(event, AssistantMessageEvent):
+        m = event.message
+        return {
+            "type": "assistant",
+            "uuid": m.uuid,
+            **common,
+            "message": {
+                "id": m.message_id,
+                "type": "message",
+                "role": "assistant",
+                "model": m.model,
+                "content": [block.model_dump(mode="json") for block in m.content],
+                "stop_reason": m.stop_reason,
+                "stop_sequence": None,
+                "usage": _usage_json(m.usage or Usage()),
+            },
+        }
+    if isinstance(event, ToolResultEvent):
+        m = event.message
+        line = {
+            "type": "user",
+            "uuid": m.uuid,
+            **common,
+            "message": {"role": "user", "content": [block.model_dump(mode="json") for block in m.blocks()]},
+        }
+        if m.tool_use_result is not None:
+            line["tool_use_result"] = m.tool_use_result
+        return line
+    if isinstance(event, StreamEvent):
+        return {"type": "stream_event", "uuid": new_uuid(), **common, "event": event.event}
+    if isinstance(event, SystemMessageEvent) and event.message.subtype == "compact_boundary":
+        meta = event.message.metadata
+        return {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": event.message.uuid,
+            "session_id": session_id,
+            "compact_metadata": {"trigger": meta.get("trigger", "auto"), "pre_tokens": meta.get("preTokens", 0)},
+        }
+    return None
+
+
+def model_usage(session: Session) -> dict[str, dict[str, Any]]:
+    """Tokens and cost per model, in the result's camelCase `modelUsage` shape."""
+    return {
+        model: {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "cacheReadInputTokens": usage.cache_read_input_tokens,
+            "cacheCreationInputTokens": usage.cache_creation_input_tokens,
+            "webSearchRequests": 0,
+            "costUSD": round(cost_usd(usage, model, session.model_catalog.info(model)), 6),
+            "contextWindow": session.settings.context_window or session.model_catalog.info(model).context_window,
+        }
+        for model, usage in session.usage_by_model.items()
+    }
+
+
+def result_object(
+    session: Session,
+    ended: TurnEnded | None,
+    errors: list[str],
+    duration_ms: int,
+    denials: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    subtype = _SUBTYPES.get(ended.reason, "error_during_execution") if ended else "error_during_execution"
+    result: dict[str, Any] = {
         "type": "result",
         "subtype": subtype,
         "is_error": subtype != "success",
-        "result": result_text,
-        "session_id": session.session_id,
-        "num_turns": ended.num_requests if ended else 0,
         "duration_ms": duration_ms,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-            "cache_read_input_tokens": usage.cache_read_input_tokens,
-            "output_tokens": usage.output_tokens,
-        },
-        "total_cost_usd": round(session.cost_total_usd, 6),
-        "model": session.model,
+        "duration_api_ms": round(session.api_duration_ms),
+        "num_turns": ended.num_requests if ended else 0,
     }
+    if subtype == "success":
+        result["result"] = ended.final_text if ended else ""
+    else:
+        result["errors"] = errors or [f"the turn ended: {ended.reason if ended else 'error'}"]
+    result.update(
+        {
+            "session_id": session.session_id,
+            "total_cost_usd": round(session.cost_total_usd, 6),
+            "usage": _usage_json(session.usage_total),
+            "modelUsage": model_usage(session),
+            "permission_denials": denials or [],
+            "uuid": new_uuid(),
+        }
+    )
+    return result
 
 
 async def run_print_mode(
@@ -58,6 +174,7 @@ async def run_print_mode(
     *,
     output_format: OutputFormat = "text",
     max_turns: int | None = None,
+    include_partial_messages: bool = False,
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
@@ -66,21 +183,12 @@ async def run_print_mode(
     errors: list[str] = []
     # Notices such as an MCP server that failed to start; text mode says them once, on stderr.
     warnings: list[str] = []
-    if output_format == "stream-json":
-        init = {
-            "type": "system",
-            "subtype": "init",
-            "session_id": session.session_id,
-            "model": session.model,
-            "cwd": str(session.cwd),
-            "tools": sorted(session.tools),
-            "permissionMode": session.permission_mode.value,
-            "mcp_servers": [
-                {"name": server.name, "status": server.status}
-                for server in (session.mcp.status() if session.mcp is not None else [])
-            ],
-        }
-        print(json.dumps(init), file=out, flush=True)
+    inputs: dict[str, dict[str, Any]] = {}
+    denials: list[dict[str, Any]] = []
+    streaming = output_format == "stream-json"
+    session.stream_events = streaming and include_partial_messages
+    if streaming:
+        print(json.dumps(init_line(session)), file=out, flush=True)
     async for event in session.run_turn(prompt, max_turns=max_turns):
         if isinstance(event, TurnEnded):
             ended = event
@@ -88,13 +196,20 @@ async def run_print_mode(
             errors.append(event.message)
         elif isinstance(event, SystemMessageEvent) and event.message.level == "warning":
             warnings.append(event.message.content)
-        if output_format == "stream-json":
-            print(event.model_dump_json(), file=out, flush=True)
-    result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000))
+        elif isinstance(event, ToolUseStarted):
+            inputs[event.tool_use_id] = event.input
+        elif isinstance(event, ToolResultEvent) and event.denied:
+            denials.append(
+                {"tool_name": event.name, "tool_use_id": event.tool_use_id, "tool_input": inputs.get(event.tool_use_id, {})}
+            )
+        line = message_line(event, session.session_id) if streaming else None
+        if line is not None:
+            print(json.dumps(line), file=out, flush=True)
+    result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000), denials)
     if output_format == "text":
         # Like Claude Code's print mode: the final answer only, not the narration between tool calls.
         if result["subtype"] == "success":
-            print(result["result"], file=out, flush=True)
+            print(show_controls(result["result"]), file=out, flush=True)
         for message in [w for w in warnings if w not in errors] + errors:
             print(f"agent-repl: {show_controls(message)}", file=err)
         if ended and ended.reason == "max_turns":

@@ -32,6 +32,11 @@ from agent_repl.core.tool import Tool, ToolContext, ToolOutput
 EXIT_PLAN_MODE = "ExitPlanMode"
 
 
+def _denied(output: ToolOutput) -> ToolOutput:
+    output.denied = True
+    return output
+
+
 @dataclass
 class Approver:
     policy: PermissionPolicy
@@ -48,7 +53,7 @@ class Approver:
         if tool.name == EXIT_PLAN_MODE:
             return await self._plan_exit(request)
         if mode is PermissionMode.PLAN:
-            return ToolOutput.error(PLAN_MODE_REFUSAL, summary=f"plan mode: {tool.name} not run")
+            return _denied(ToolOutput.error(PLAN_MODE_REFUSAL, summary=f"plan mode: {tool.name} not run"))
         if tool.edits_files:
             answer = await self._edit(request, preview)
         else:
@@ -74,7 +79,7 @@ class Approver:
         ruled = self.policy.evaluate(request)
         if not answer.feedback and (ruled.decision is Decision.DENY or self.ask is None):
             text = f"{text}\nWhy: {ruled.reason}."  # a rule or a refusal decided, not the user: say which
-        return ToolOutput.error(text, summary=f"denied: {request.tool_name}{what}")
+        return _denied(ToolOutput.error(text, summary=f"denied: {request.tool_name}{what}"))
 
     async def _ask(self, request: PermissionRequest) -> Answer:
         if self.ask is None:
@@ -110,7 +115,7 @@ class Approver:
                 text = f"The user wants to keep planning and said: {answer.feedback.strip()}\nRevise the plan; stay in plan mode."
             else:
                 text = "The user did not approve the plan and wants to keep planning. Ask what to change; stay in plan mode."
-            return ToolOutput.error(text, summary="plan not approved")
+            return _denied(ToolOutput.error(text, summary="plan not approved"))
         approved = PermissionMode.ACCEPT_EDITS if answer.decision is Decision.ALLOW_ALWAYS else PermissionMode.DEFAULT
         self.mode.set(approved)
         return None

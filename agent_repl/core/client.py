@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from agent_repl.core.events import TextDelta, ThinkingDelta
+from agent_repl.core.events import StreamEvent, TextDelta, ThinkingDelta
 from agent_repl.core.messages import ContentBlock, Usage
 
 _BLOCKS = TypeAdapter(list[ContentBlock])
@@ -23,6 +23,10 @@ CACHE_EDITS_CAPABILITY = "cache_edits_agent_repl"
 # Asked for with the models API so the model's on-demand compaction capability is reported.
 ON_DEMAND_COMPACTION_BETA = "compact-2026-09-04"
 RETRYABLE_STREAM_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+# The stream's own event types (the SDK adds helper events such as `text` between them).
+RAW_STREAM_EVENTS = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"}
+)
 
 
 @dataclass
@@ -176,13 +180,16 @@ class ModelClient:
         return self._sdk
 
     async def stream(
-        self, body: dict[str, Any], *, betas: list[str] | None = None
-    ) -> AsyncIterator[TextDelta | ThinkingDelta | ModelResponse]:
-        """Yield text and thinking deltas as they arrive, then the complete response."""
+        self, body: dict[str, Any], *, betas: list[str] | None = None, raw_events: bool = False
+    ) -> AsyncIterator[TextDelta | ThinkingDelta | StreamEvent | ModelResponse]:
+        """Yield text and thinking deltas as they arrive (and with `raw_events` every stream event
+        as the API sent it), then the complete response."""
         sdk = self.sdk()
         manager = sdk.beta.messages.stream(**body, betas=betas) if betas else sdk.messages.stream(**body)
         async with manager as stream:
             async for event in stream:
+                if raw_events and event.type in RAW_STREAM_EVENTS:
+                    yield StreamEvent(event=event.model_dump(mode="json", exclude_none=True))
                 if event.type == "text":
                     yield TextDelta(text=event.text)
                 elif event.type == "thinking":

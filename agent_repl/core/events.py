@@ -49,6 +49,14 @@ class TextDelta(_Event):
     text: str
 
 
+class StreamEvent(_Event):
+    """One raw event of the response stream (`message_start`, `content_block_delta`...), as the API
+    sent it; only yielded when the session asks for them (print mode's --include-partial-messages)."""
+
+    kind: Literal["stream_event"] = "stream_event"
+    event: dict[str, Any]
+
+
 class ThinkingDelta(_Event):
     kind: Literal["thinking_delta"] = "thinking_delta"
     text: str
@@ -75,6 +83,8 @@ class ToolResultEvent(_Event):
     summary: str
     # Where the full output went when it was over the tool's limit.
     persisted_path: str | None = None
+    # The call never ran: permission was refused.
+    denied: bool = False
     message: UserMessage
 
 
@@ -136,6 +146,7 @@ AgentEvent = Annotated[
     | ContextProjected
     | RequestRetry
     | TextDelta
+    | StreamEvent
     | ThinkingDelta
     | ToolUseStarted
     | ToolProgress

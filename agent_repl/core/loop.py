@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -242,8 +243,9 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
         state.requests += 1
         response: ModelResponse | None = None
         partial_text: list[str] = []
+        request_started = time.monotonic()
         try:
-            stream = session.client.stream(body, betas=projection.betas or None)
+            stream = session.client.stream(body, betas=projection.betas or None, raw_events=session.stream_events)
             async for item in _until_cancelled(stream, session.cancelled):
                 if isinstance(item, ModelResponse):
                     response = item
@@ -252,11 +254,13 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
                         partial_text.append(item.text)
                     yield item
         except Interrupted:
+            session.api_duration_ms += (time.monotonic() - request_started) * 1000
             async for event in _record_interruption(session, "".join(partial_text), state):
                 yield event
             yield _ended(session, state, "interrupted")
             return
         except Exception as exc:
+            session.api_duration_ms += (time.monotonic() - request_started) * 1000
             recovery = _recover(session, state, exc, body)
             retry = False
             async for item in recovery:
@@ -280,6 +284,7 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
             yield _ended(session, state, "error")
             return
         assert response is not None, "the stream ended without a final message"
+        session.api_duration_ms += (time.monotonic() - request_started) * 1000
         state.stream_retries = 0
         session.add_usage(response.usage, response.model)
         state.turn_usage = state.turn_usage + response.usage
@@ -470,6 +475,7 @@ async def _run_tools(session: Session, tool_uses: list[ToolUseBlock]) -> AsyncIt
                 is_error=item.output.is_error,
                 summary=item.output.summary,
                 persisted_path=item.persisted_path,
+                denied=item.output.denied,
                 message=message,  # type: ignore[arg-type]
             )
         else:

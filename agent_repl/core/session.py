@@ -120,8 +120,13 @@ class Session:
         # Checkpoints of the files the tools change (agent_repl.transcript.file_history), if kept.
         self.file_history: Any = None
         self.usage_total = Usage()
+        self.usage_by_model: dict[str, Usage] = {}
         self.cost_total_usd = 0.0
         self.request_count = 0
+        # Time spent waiting on the API, summed over every request (print mode's duration_api_ms).
+        self.api_duration_ms = 0.0
+        # Whether turns also yield the raw stream events (print mode's --include-partial-messages).
+        self.stream_events = False
         self.cancelled = asyncio.Event()
         self._context_provider = context_provider
         self.capabilities_checked = False
@@ -265,6 +270,7 @@ class Session:
 
     def add_usage(self, usage: Usage, model: str) -> None:
         self.usage_total = self.usage_total + usage
+        self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
         self.cost_total_usd += cost_usd(usage, model, self.model_catalog.info(model))
 
     def interrupt(self) -> None:

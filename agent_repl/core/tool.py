@@ -34,6 +34,8 @@ class ToolOutput:
     is_error: bool = False
     structured: dict[str, Any] | None = None
     summary: str = ""
+    # The call never ran because permission was refused (print mode's `permission_denials`).
+    denied: bool = False
 
     @classmethod
     def error(cls, text: str, summary: str = "") -> ToolOutput:

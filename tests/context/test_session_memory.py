@@ -177,7 +177,9 @@ class FakeClient:
         self.gate.set()
         self.bodies: list[dict[str, Any]] = []
 
-    async def stream(self, body: dict[str, Any], betas: list[str] | None = None) -> AsyncIterator[Any]:
+    async def stream(
+        self, body: dict[str, Any], betas: list[str] | None = None, raw_events: bool = False
+    ) -> AsyncIterator[Any]:
         self.bodies.append(body)
         await self.gate.wait()
         if self.error is not None:
