@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     )
 
 _SAVED_TO = re.compile(r"Output too large \(([^)]*)\)\. Full output saved to: (.+)")
+# Claude Code records a slash command as tagged text, and its output as the next record.
+_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_OUTPUT = re.compile(r"<local-command-(stdout|stderr)>(.*?)(?:</local-command-\1>|$)", re.S)
 INTERRUPTION_PREFIX = "[Request interrupted by user"
 
 
@@ -72,6 +76,11 @@ class ToolItem(Item):
     persisted_path: str | None = None
     persisted_size: str | None = None
 
+    @property
+    def key(self) -> str:
+        # One reply may hold text and several calls: the call's id tells its item from theirs.
+        return self.tool_use_id or self.uuids[0]
+
     def lines(self) -> int:
         return 2
 
@@ -95,6 +104,18 @@ class ToolItem(Item):
             match = _SAVED_TO.search(self.call.result)
             if match and self.persisted_path is None:
                 self.persisted_size, self.persisted_path = match.group(1), match.group(2).strip()
+
+
+@dataclass
+class CommandItem(Item):
+    """A slash command from a Claude Code session (`/export path`) and the output it printed."""
+
+    command: str = ""
+    output: str | None = None
+    is_error: bool = False
+
+    def lines(self) -> int:
+        return (self.output or "").count("\n") + 3
 
 
 @dataclass
@@ -122,12 +143,45 @@ def _format_size(n_bytes: int) -> str:
     return format_size(n_bytes)
 
 
+def _api_error_text(metadata: dict[str, Any]) -> str:
+    """Claude Code's api_error records keep the retry and, sometimes, the error's message."""
+    error = metadata.get("error")
+    detail = ""
+    while isinstance(error, dict) and not detail:
+        detail = str(error.get("message") or "")
+        error = error.get("error")
+    attempt, limit = metadata.get("retryAttempt"), metadata.get("maxRetries")
+    text = "API error"
+    if isinstance(attempt, int):
+        text += f", retry {attempt}" + (f" of {limit}" if isinstance(limit, int) else "")
+        wait = metadata.get("retryInMs")
+        if isinstance(wait, int | float):
+            text += f" in {wait / 1000:.1f}s"
+    return f"{text}: {detail}" if detail else f"{text} (no error text recorded)"
+
+
 def _system_notice(message: SystemMessage) -> NoticeItem:
     text = message.content or message.subtype.replace("_", " ")
+    if message.subtype == "api_error" and not message.content:
+        text = _api_error_text(message.metadata)
     if message.subtype == "microcompact_boundary":
         saved = message.metadata.get("tokensSaved")
         text = "context microcompacted" + (f": {saved:,} tokens saved" if isinstance(saved, int) else "")
     return NoticeItem([message.uuid], text=text, level=message.level)
+
+
+def _command_text(message: Message) -> str | None:
+    """The text of a record that is a slash command or its output (Claude Code's tags), else None."""
+    if message.type == "system":
+        text = message.content if message.subtype == "local_command" else ""
+    elif message.type == "user" and not message.is_meta and not message.is_compact_summary:
+        text = message.content if isinstance(message.content, str) else ""
+    else:
+        return None
+    stripped = text.lstrip()
+    if "<command-name>" in stripped or stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
+        return text
+    return None
 
 
 @dataclass
@@ -170,21 +224,21 @@ class HistoryView:
         self.items: list[Item] = []
         self._tools: dict[str, ToolItem] = {}
         self._open_compact: CompactItem | None = None
+        self._open_command: CommandItem | None = None
 
     def extend(self, messages: Iterable[Message]) -> list[Item]:
         added: list[Item] = []
         for message in messages:
-            item = self.add(message)
-            if item is not None:
-                added.append(item)
+            added.extend(self.add(message))
         return added
 
-    def add(self, message: Message) -> Item | None:
-        """The new item this entry makes, or None when it joined an existing one or is not shown."""
-        item = self._item_for(message)
-        if item is not None:
-            self.items.append(item)
-        return item
+    def add(self, message: Message) -> list[Item]:
+        """The new items this entry makes (a reply of text and tool calls makes several); none when it
+        joined an existing item or is not shown."""
+        made = self._item_for(message)
+        items = made if isinstance(made, list) else [made] if made is not None else []
+        self.items.extend(items)
+        return items
 
     def tool(self, tool_use_id: str) -> ToolItem | None:
         return self._tools.get(tool_use_id)
@@ -193,7 +247,11 @@ class HistoryView:
         """The newest item that shows the entry `uuid` (joined entries included)."""
         return next((item for item in reversed(self.items) if uuid in item.uuids), None)
 
-    def _item_for(self, message: Message) -> Item | None:
+    def _item_for(self, message: Message) -> Item | list[Item] | None:
+        tagged = _command_text(message)
+        if tagged is not None:
+            return self._command(message, tagged)
+        self._open_command = None
         if message.type == "system":
             self._open_compact = None
             if message.subtype == "compact_boundary":
@@ -218,7 +276,26 @@ class HistoryView:
             return self._assistant(message)
         return self._user(message)
 
-    def _assistant(self, message: AssistantMessage) -> Item | None:
+    def _command(self, message: Message, text: str) -> Item | None:
+        """A slash command opens an item; the output record after it joins that item."""
+        name = _COMMAND_NAME.search(text)
+        if name is not None:
+            args = _COMMAND_ARGS.search(text)
+            words = [name.group(1).strip(), args.group(1).strip() if args else ""]
+            item = CommandItem([message.uuid], command=" ".join(w for w in words if w))
+            self._open_command = item
+            return item
+        found = _COMMAND_OUTPUT.search(text)
+        output, is_error = (found.group(2), found.group(1) == "stderr") if found else (text, False)
+        opened, self._open_command = self._open_command, None
+        if opened is not None and opened.output is None:
+            opened.output, opened.is_error = output, is_error
+            opened.uuids.append(message.uuid)
+            return None
+        return CommandItem([message.uuid], command="command output", output=output, is_error=is_error)
+
+    def _assistant(self, message: AssistantMessage) -> list[Item]:
+        items: list[Item] = []
         for block in message.content:
             if block.type in ("web_search_tool_result", "web_fetch_tool_result"):
                 tool = self._tools.get(block.tool_use_id)
@@ -233,10 +310,10 @@ class HistoryView:
             if block.type == "tool_use":
                 item = ToolItem([message.uuid], tool_use_id=block.id, call=ToolCall(block.name, dict(block.input)))
                 self._tools[block.id] = item
-                return item
-            if block.type == "text" and block.text.strip():
-                return AssistantItem([message.uuid], text=block.text)
-        return None
+                items.append(item)
+            elif block.type == "text" and block.text.strip():
+                items.append(AssistantItem([message.uuid], text=block.text))
+        return items
 
     def _user(self, message: UserMessage) -> Item | None:
         if message.is_compact_summary:

@@ -33,6 +33,9 @@ WEB_TOOLS = frozenset({"WebSearch", "WebFetch"})
 # The argument a header shows, by tool; the first key present wins.
 _MAIN_ARGUMENT = ("command", "file_path", "notebook_path", "pattern", "path", "url", "query", "description")
 _TOOL_ERROR = re.compile(r"</?tool_use_error>")
+# Colour codes (SGR) become styles; synchronized-update brackets only mark redraws and are dropped.
+_SGR = re.compile(r"(\x1b\[[0-9;:]*m)")
+_SYNC_UPDATE = re.compile(r"\x1b\[\?2026[hl]")
 
 
 @dataclass
@@ -134,6 +137,14 @@ def header(call: ToolCall, *, width: int = HEADLINE_WIDTH) -> Text:
 def opens_expanded(call: ToolCall) -> bool:
     """Calls whose body is the point (a diff, a checklist, a plan) are shown open, as Claude Code does."""
     return call.name in OPEN_BY_DEFAULT and not call.is_error
+
+
+def terminal_output(text: str) -> Text:
+    """A program's terminal output (a Claude Code command's stdout): its colours kept as styles,
+    every other control or escape sequence shown, never sent to the terminal."""
+    parts = _SGR.split(_SYNC_UPDATE.sub("", text))
+    safe = "".join(part if index % 2 else show_controls(part) for index, part in enumerate(parts))
+    return Text.from_ansi(safe)
 
 
 def preview(text: str, limit: int = RESULT_PREVIEW_LINES) -> str:

@@ -144,7 +144,7 @@ def test_a_whitespace_prompt_is_cleared_and_a_long_paste_collapses(tmux_bed: Tmu
 def test_a_long_paste_collapses_in_the_inline_repl(tmux_bed: TmuxBed):
     tmux_bed.script([{"text": "Inline got the paste."}])
     term = tmux_bed.start("--inline")
-    term.wait_for(INLINE_READY)
+    term.wait_for_inline_prompt()  # bracketed paste is on only while the prompt reads
     pasted = "\n".join(f"inline line {n}" for n in range(1, 41))
     term.paste(pasted)
     screen = term.wait_for("[Pasted text #1 +40 lines]")

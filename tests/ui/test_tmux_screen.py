@@ -3,6 +3,10 @@ to act on the terminal (escape sequences from a command or its output are shown,
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from .tmux import TmuxBed, unwrapped
 
 READY = "/help lists commands"
@@ -72,3 +76,46 @@ def test_clear_screen_in_tool_output_does_not_wipe_the_inline_repl(tmux_bed: Tmu
     screen = term.wait_for("Printed it inline.")
     assert "print something odd" in screen and INLINE_READY in unwrapped(screen)
     assert "before␛[2J␛[Hafter" in screen
+
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "claude_code"
+VIEWER = SHARED / "claude_code_viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+WSD = SHARED / "phantom_reads" / "wsd-dev-repeat_2.1.6-bad" / "504216d1-8285-4ec4-92be-0db8dc92a18a.jsonl"
+BAREBONES = SHARED / "phantom_reads" / "barebones-2122_20260128-152044" / "f28e368b-423a-4989-a7b9-33d64ce6da47.jsonl"
+
+
+def _first_lines(source: Path, count: int, target: Path) -> Path:
+    """The start of a real session (a prefix of a transcript is a transcript)."""
+    target.write_text("".join(source.read_text().splitlines(keepends=True)[:count]))
+    return target
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"the shared Claude Code sessions are not at {SHARED}")
+def test_resumed_claude_code_sessions_read_as_claude_code_shows_them(tmux_bed: TmuxBed):
+    project = tmux_bed.project()
+    # Up to the second TodoWrite, where every call has its result: a slash command, tasks, checklists.
+    todos = _first_lines(VIEWER, 225, project / "todos.jsonl")
+    term = tmux_bed.start("--resume", str(todos), project=project, rows=60)
+    for shown in (
+        "◐ Implementing state management and CRUD operations",  # TodoWrite as a checklist
+        "☒ Set up Next.js project structure and dependencies",
+        "› /orchestrator create TODO app by Next.js",  # the slash command as typed
+        "Task(Setup Next.js project) Done (33 tool uses · 41,466 tokens · 174.7s)",
+    ):
+        screen = term.wait_for(shown)
+    assert "<command-" not in screen and '"todos"' not in screen
+
+    # An api_error record (no text in it) and an Edit whose toolUseResult has the structuredPatch.
+    term.type(f"/resume {_first_lines(WSD, 25, project / 'edit.jsonl')}")
+    term.wait_for("API error, retry 1 of 10 in 0.6s")
+    term.wait_for("+ **Custom Workscope** - `/wsd:init --custom` was invoked.")  # the Edit as a diff
+
+    # /context's output as it printed it (its colour codes), then /export and /exit with theirs.
+    term.type(f"/resume {_first_lines(WSD, 60, project / 'context.jsonl')}")
+    screen = term.wait_for("claude-opus-4-5-20251101 · 126k/200k tokens (63%)")
+    assert "␛" not in screen and "local-command" not in screen
+    term.type(f"/resume {BAREBONES}")
+    term.wait_for("Catch you later!")
+    term.wait_for("Conversation exported to: ../cc-exports/20260128-152044.txt")
+    screen = term.wait_for("/export ../cc-exports/20260128-152044.txt")
+    assert "/exit" in screen

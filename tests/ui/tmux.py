@@ -7,6 +7,7 @@ directory and script. Waits are bounded and generous; nothing asserts a wall-clo
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -65,6 +66,18 @@ class Terminal:
                 return screen
             time.sleep(0.1)
         raise AssertionError(f"{text!r} did not appear {count} times; the screen was:\n{screen}")
+
+    def wait_for_inline_prompt(self, timeout: float = 30.0) -> str:
+        """Wait until the inline REPL's `>` prompt is the last line (it reads keys from then on)."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            lines = [line for line in screen.splitlines() if line.strip()]
+            if lines and lines[-1].rstrip() == ">":
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"the inline prompt did not come back; the screen was:\n{screen}")
 
     def wait_until_gone(self, text: str, timeout: float = 30.0) -> str:
         deadline = time.monotonic() + timeout
@@ -151,6 +164,8 @@ class TmuxBed:
             "AGENT_REPL_HOME": str(self.home),
             "TERM": "xterm-256color",
             "PYTHONUNBUFFERED": "1",
+            # tmux starts programs with its server's environment, not the test's: carry the path over.
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
             **(env or {}),
         }
         command = " ".join(

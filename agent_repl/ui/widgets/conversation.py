@@ -20,6 +20,7 @@ from textual.widgets.markdown import MarkdownStream
 from agent_repl.core.visible import show_controls
 from agent_repl.ui.history_view import (
     AssistantItem,
+    CommandItem,
     CompactItem,
     HistoryView,
     Item,
@@ -32,6 +33,7 @@ from agent_repl.ui.widgets.compact_divider import CompactDivider
 from agent_repl.ui.widgets.messages import (
     AssistantMessageView,
     CommandOutput,
+    LocalCommandView,
     NoticeView,
     StreamingAnswerView,
     UserMessageView,
@@ -55,6 +57,8 @@ def make_widget(item: Item) -> Widget:
         return ToolBlock(item)
     if isinstance(item, CompactItem):
         return CompactDivider(item)
+    if isinstance(item, CommandItem):
+        return LocalCommandView(item)
     assert isinstance(item, NoticeItem)
     return NoticeView(item)
 
@@ -121,18 +125,18 @@ class Conversation(VerticalScroll):
         if message.uuid in self._seen:
             return None
         self._seen.add(message.uuid)
-        item = self.view.add(message)
-        if item is None:
+        items = self.view.add(message)
+        if not items:
             self._refresh_joined(message)
             return None
-        widget = self._widget_for(item)
-        await self.mount(widget)
+        widgets = [self._widget_for(item) for item in items]
+        await self.mount_all(widgets)
         self._prune()
-        return widget
+        return widgets[-1]
 
     def _refresh_joined(self, message: Message) -> None:
-        """A tool_result (or a server tool's result block) joined its call's item, or a summary its
-        divider: redraw that widget."""
+        """A tool_result (or a server tool's result block) joined its call's item, a summary its
+        divider, or an output its command: redraw that widget."""
         if message.type == "assistant":
             # The API's own summary (on-demand compaction) joins its divider too.
             joined: list[Item | None] = [self.view.item_holding(message.uuid)] if message.is_api_summary else []
@@ -140,13 +144,13 @@ class Conversation(VerticalScroll):
             joined += [self.view.tool(b.tool_use_id) for b in message.content if b.type in results]
         elif message.type == "user":
             joined = [self.view.tool(block.tool_use_id) for block in message.tool_results()]
-            if message.is_compact_summary:
-                joined.append(self.view.item_holding(message.uuid))
+            if not joined:
+                joined.append(self.view.item_holding(message.uuid))  # a summary, a command's output
         else:
             return
         for item in joined:
             widget = self.widgets.get(item.key) if item else None
-            if isinstance(widget, ToolBlock | CompactDivider):
+            if isinstance(widget, ToolBlock | CompactDivider | LocalCommandView):
                 widget.refresh_item()
 
     async def add_output(self, command: str, renderable: RenderableType) -> CommandOutput:
@@ -222,10 +226,10 @@ class Conversation(VerticalScroll):
         await self._end_stream()
         if is_text and view is not None and message.uuid not in self._seen:
             # The finished reply takes the streamed one's place, as the lighter widget history uses.
-            item = self.view.add(message)
+            items = self.view.add(message)
             self._seen.add(message.uuid)
-            if isinstance(item, AssistantItem):
-                await self.mount(self._widget_for(item), after=view)
+            if items:
+                await self.mount_all([self._widget_for(item) for item in items], after=view)
             await view.remove()
             self._prune()
             return

@@ -9,7 +9,8 @@ from rich.text import Text
 from textual.widgets import Markdown, Static
 
 from agent_repl.core.visible import show_controls
-from agent_repl.ui.history_view import AssistantItem, NoticeItem, UserItem
+from agent_repl.ui.history_view import AssistantItem, CommandItem, NoticeItem, UserItem
+from agent_repl.ui.tool_render import terminal_output
 
 MARK_LABELS = {
     "snipped": "✂ snipped from the model's view",
@@ -79,6 +80,31 @@ class NoticeView(Static):
 
     def set_mark(self, mark: str | None) -> None:
         self.set_class(mark in ("snipped", "rewound"), "-snipped")
+
+
+class LocalCommandView(Static):
+    """A slash command of a Claude Code session, `/name args` on the border, its output inside."""
+
+    def __init__(self, item: CommandItem) -> None:
+        super().__init__(classes="command-output local-command")
+        self.item = item
+        self.border_title = show_controls(item.command, newlines=False)
+        self.refresh_item()
+
+    def refresh_item(self) -> None:
+        output = self.item.output
+        # A command that only expanded into a prompt has no output: it reads as the line typed.
+        self.set_class(output is None, "-prompt-only")
+        if output is None:
+            self.update(Text("› " + show_controls(self.item.command, newlines=False), style="bold"))
+        else:
+            text = terminal_output(output.strip("\n"))
+            if self.item.is_error:
+                text.stylize("red")
+            self.update(text)
+
+    def set_mark(self, mark: str | None) -> None:
+        self.set_class(mark == "snipped", "-snipped")
 
 
 class CommandOutput(Static):
