@@ -35,6 +35,11 @@ def _screen_text(app) -> str:
     return "\n".join(str(w.render()) for w in app.screen.query("Static"))
 
 
+def _shown(app, screen_type) -> bool:
+    """The dialog is up and composed (the screen becomes current before its widgets exist)."""
+    return isinstance(app.screen, screen_type) and bool(app.screen.query("OptionList"))
+
+
 async def _ready(pilot, seen) -> None:
     await wait_for(pilot, lambda: "SessionReady" in names(seen), what="the session")
 
@@ -77,7 +82,7 @@ async def test_no_with_feedback_reaches_the_model(emulator, project, home):
     async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
         await _ready(pilot, seen)
         await pilot.press(*"say hello", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, EditPermissionScreen))
+        await wait_for(pilot, lambda: _shown(app, EditPermissionScreen))
         await pilot.press("n")
         await pilot.press(*"say hey instead", "enter")
         await wait_for(pilot, lambda: "TurnFinished" in names(seen))
@@ -111,7 +116,7 @@ async def test_shift_tab_cycles_the_three_modes_and_plan_mode_refuses_edits(emul
         await pilot.press("shift+tab", "shift+tab")
         assert app.session.permission_mode is PermissionMode.PLAN
         await pilot.press(*"plan it", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, PlanApprovalScreen), what="the plan prompt")
+        await wait_for(pilot, lambda: _shown(app, PlanApprovalScreen), what="the plan prompt")
         assert app.screen.request.preview.plan == "## Plan\n1. Say **hello**"
         await wait_for(pilot, lambda: "Say" in app.export_screenshot(), what="the plan on screen")
         assert "hello" in app.export_screenshot()
