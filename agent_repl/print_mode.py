@@ -206,12 +206,13 @@ async def run_print_mode(
         if line is not None:
             print(json.dumps(line), file=out, flush=True)
     result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000), denials)
+    # Notices go to stderr in every format: stdout stays the answer, or JSON lines only.
+    for message in [w for w in warnings if w not in errors] + (errors if output_format == "text" else []):
+        print(f"agent-repl: {show_controls(message)}", file=err)
     if output_format == "text":
         # Like Claude Code's print mode: the final answer only, not the narration between tool calls.
         if result["subtype"] == "success":
             print(show_controls(result["result"]), file=out, flush=True)
-        for message in [w for w in warnings if w not in errors] + errors:
-            print(f"agent-repl: {show_controls(message)}", file=err)
         if ended and ended.reason == "max_turns":
             print(f"agent-repl: stopped after {ended.num_requests} model requests (--max-turns)", file=err)
     else:

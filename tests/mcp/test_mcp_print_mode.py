@@ -46,8 +46,10 @@ def test_the_cli_in_print_mode_uses_the_projects_servers_and_reports_the_one_tha
         init = lines[0]
         assert init["subtype"] == "init" and "mcp__demo__add" in init["tools"]
         assert init["mcp_servers"] == [{"name": "demo", "status": "connected"}, {"name": "missing", "status": "failed"}]
-        notices = [e["message"]["content"] for e in lines if e.get("kind") == "system_message"]
-        assert len(notices) == 1 and notices[0].startswith("MCP server 'missing' failed to start: the command was not found")
+        # stdout holds only Claude Code's line types; the notice is said once, on stderr.
+        assert {line["type"] for line in lines} <= {"system", "assistant", "user", "result"}
+        notices = [line for line in done.stderr.splitlines() if "MCP server 'missing'" in line]
+        assert len(notices) == 1 and "failed to start: the command was not found" in notices[0]
         assert lines[-1]["result"] == "It is 42."
         bodies = [e.body for e in server.recordings.messages if e.status == 200]
         assert last_result(bodies[1])["content"].startswith("42")
