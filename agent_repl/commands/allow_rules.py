@@ -1,4 +1,4 @@
-"""Saving an "always allow" answer to the project's `./.agent_repl/settings.json`.
+"""Saving permission rules (an "always allow" answer, /permissions) to `./.agent_repl/settings.json`.
 
 The file may hold other settings and rules; they are kept as they are. A file that is not a
 JSON object is never overwritten: the caller shows the error and the rule stays in memory only.
@@ -20,34 +20,35 @@ def project_settings_path(cwd: Path) -> Path:
     return cwd / ".agent_repl" / "settings.json"
 
 
-def persist_allow_rule(cwd: Path, rule: str) -> Path:
-    """Add `rule` to `permissions.allow` of the project settings (once); returns the file."""
-    path = project_settings_path(cwd)
-    data: dict = {}
+def _read_settings(path: Path, rule: str) -> dict:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raw = ""
+        return {}
     except OSError as exc:
         raise AllowRuleError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if raw.strip():
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise AllowRuleError(
-                f"{path} is not valid JSON (line {exc.lineno}); rule {rule} not saved"
-            ) from exc
-        if not isinstance(data, dict):
-            raise AllowRuleError(f"{path} is not a JSON object; rule {rule} not saved")
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise AllowRuleError(f"{path} is not valid JSON (line {exc.lineno}); rule {rule} not saved") from exc
+    if not isinstance(data, dict):
+        raise AllowRuleError(f"{path} is not a JSON object; rule {rule} not saved")
+    return data
+
+
+def _rule_list(data: dict, path: Path, kind: str, rule: str) -> list:
     permissions = data.setdefault("permissions", {})
     if not isinstance(permissions, dict):
         raise AllowRuleError(f"{path}: `permissions` is not an object; rule {rule} not saved")
-    allow = permissions.setdefault("allow", [])
-    if not isinstance(allow, list):
-        raise AllowRuleError(f"{path}: `permissions.allow` is not a list; rule {rule} not saved")
-    if rule in allow:
-        return path
-    allow.append(rule)
+    rules = permissions.setdefault(kind, [])
+    if not isinstance(rules, list):
+        raise AllowRuleError(f"{path}: `permissions.{kind}` is not a list; rule {rule} not saved")
+    return rules
+
+
+def _write_settings(path: Path, data: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
@@ -57,4 +58,33 @@ def persist_allow_rule(cwd: Path, rule: str) -> Path:
         os.replace(tmp, path)
     except OSError as exc:
         raise AllowRuleError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def persist_rule(cwd: Path, rule: str, kind: str = "allow") -> Path:
+    """Add `rule` to `permissions.allow` (or `deny`) of the project settings (once); returns the file."""
+    path = project_settings_path(cwd)
+    data = _read_settings(path, rule)
+    rules = _rule_list(data, path, kind, rule)
+    if rule not in rules:
+        rules.append(rule)
+        _write_settings(path, data)
     return path
+
+
+def persist_allow_rule(cwd: Path, rule: str) -> Path:
+    return persist_rule(cwd, rule, "allow")
+
+
+def remove_rule(cwd: Path, rule: str) -> bool:
+    """Take `rule` out of the project settings' allow and deny lists; whether it was there."""
+    path = project_settings_path(cwd)
+    data = _read_settings(path, rule)
+    found = False
+    for kind in ("allow", "deny"):
+        rules = data.get("permissions", {}).get(kind) if isinstance(data.get("permissions"), dict) else None
+        if isinstance(rules, list) and rule in rules:
+            rules[:] = [r for r in rules if r != rule]
+            found = True
+    if found:
+        _write_settings(path, data)
+    return found

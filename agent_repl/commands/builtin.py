@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_repl.commands.mcp import mcp_command
+from agent_repl.commands.project import init_command, memory_command, permissions_command, status_command
 from agent_repl.commands.registry import Command, CommandContext, CommandRegistry
 from agent_repl.commands.results import (
     CommandInfo,
@@ -24,6 +25,7 @@ from agent_repl.commands.results import (
     SnipDone,
     TextOutput,
 )
+from agent_repl.transcript.sessions import message_count
 
 KEYS = [
     ("Enter", "send the message"),
@@ -53,7 +55,7 @@ async def clear_command(ctx: CommandContext, args: str) -> CommandResult:
     path = _transcript_path(previous)
     session = await ctx.holder.switch(None)
     return SessionSwitched(
-        session.session_id, previous.session_id, path, len(session.messages), resumed=False
+        session.session_id, previous.session_id, path, message_count(session.messages), resumed=False
     )
 
 
@@ -116,7 +118,7 @@ async def resume_command(ctx: CommandContext, args: str) -> CommandResult:
         new.session_id,
         previous.session_id,
         path,
-        len(new.messages),
+        message_count(new.messages),
         resumed=True,
         warnings=list(source.loaded.warnings),
     )
@@ -252,6 +254,16 @@ def default_registry() -> CommandRegistry:
         Command("model", "show or change the model", model_command, usage="[name]"),
         Command("mcp", "MCP servers, their status and tools", mcp_command),
         Command("cost", "tokens and cost of this session", cost_command),
+        Command("status", "version, model, endpoint, session, settings and memory files", status_command),
+        Command(
+            "permissions",
+            "list the permission rules; add or remove one",
+            permissions_command,
+            usage="[allow RULE | deny RULE | remove RULE]",
+            aliases=("allowed-tools",),
+        ),
+        Command("memory", "edit the project's memory file (AGENTS.md) in $EDITOR", memory_command),
+        Command("init", "have the model write an AGENTS.md for this project", init_command, usage="[notes]"),
         Command("exit", "leave", exit_command, aliases=("quit",)),
     ):
         registry.register(command)

@@ -132,6 +132,37 @@ class RewindDone:
     level: Level = "info"
 
 
+@dataclass(frozen=True)
+class StatusReport:
+    """/status: what this session runs with, as (label, value) rows."""
+
+    rows: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class PermissionsReport:
+    allow: list[str]
+    deny: list[str]
+    mode: str
+    settings_file: str
+
+
+@dataclass(frozen=True)
+class EditorRequest:
+    """/memory: the front end opens these files in the editor (the terminal is handed over)."""
+
+    command: list[str]
+    paths: list[str]
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """/init: the front end sends `prompt` to the model as the next turn (shown as `shown`)."""
+
+    prompt: str
+    shown: str
+
+
 CommandResult = (
     TextOutput
     | HelpReport
@@ -148,4 +179,8 @@ CommandResult = (
     | RewindChoices
     | RewindOptions
     | RewindDone
+    | StatusReport
+    | PermissionsReport
+    | EditorRequest
+    | PromptRequest
 )

@@ -16,7 +16,7 @@ from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
 from agent_repl.core.persisted_output import is_persisted_preview
-from agent_repl.core.projection import StageReport
+from agent_repl.core.projection import Projection, StageReport
 
 if TYPE_CHECKING:
     from agent_repl.core.session import Session
@@ -85,12 +85,44 @@ def _item(message: Message, tokens: int) -> ContextItem:
     return ContextItem(ident, role, tokens, _first_line(message))
 
 
-def build_context_report(session: Session, *, largest: int = 10) -> ContextReport:
+@dataclass(frozen=True)
+class ContextUsage:
+    """How full the next request's view is: the one figure the status line and /context both show."""
+
+    used_tokens: int
+    context_window: int
+    effective_window: int
+
+
+def _dry_run(session: Session) -> tuple[Pipeline, Projection]:
     projector = session.projector
     if not isinstance(projector, Pipeline):
-        raise TypeError("the /context report needs the context pipeline")
+        raise TypeError("the context figures need the context pipeline")
+    return projector, projector.project(session.messages, dry_run=True)
+
+
+def context_usage(session: Session) -> ContextUsage:
+    """The next request's estimated size, from the same dry-run projection /context uses."""
+    projector, projection = _dry_run(session)
+    config = projector.state.config
+    return ContextUsage(projection.estimated_tokens, config.context_window, config.effective_window)
+
+
+def _scale_to(categories: dict[str, int], total: int) -> None:
+    """Scale the counted rows so they add up to `total` (rounding settled on the largest row)."""
+    counted = sum(categories.values())
+    if counted <= 0:
+        categories["Messages"] = total
+        return
+    for name, tokens in categories.items():
+        categories[name] = round(tokens * total / counted)
+    largest = max(categories, key=lambda name: categories[name])
+    categories[largest] += total - sum(categories.values())
+
+
+def build_context_report(session: Session, *, largest: int = 10) -> ContextReport:
+    projector, projection = _dry_run(session)
     state = projector.state
-    projection = projector.project(session.messages, dry_run=True)
     ratio = state.tokens.ratio
     categories = dict.fromkeys(CATEGORIES, 0)
     categories["System prompt"] = round(text_cl100k(session.system_prompt, state) * ratio)
@@ -112,9 +144,10 @@ def build_context_report(session: Session, *, largest: int = 10) -> ContextRepor
             categories["Messages"] += tokens
         items.append(_item(message, tokens))
     config = state.config
-    counted = sum(categories.values())
-    used = max(counted, projection.estimated_tokens)
-    categories["Messages"] += used - counted
+    # The header's figure is the projection's estimate (the status line's too); the rows are each
+    # part's share of it, measured in cl100k counts.
+    used = projection.estimated_tokens
+    _scale_to(categories, used)
     categories["Autocompact buffer"] = config.context_window - autocompact_threshold(config.effective_window)
     categories["Free space"] = max(0, config.context_window - used - categories["Autocompact buffer"])
     return ContextReport(

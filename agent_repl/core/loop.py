@@ -65,6 +65,7 @@ from agent_repl.core.recovery import (
 from agent_repl.core.request import build_request
 from agent_repl.core.thinking_prefix import reply_prefixes
 from agent_repl.core.tool_execution import ToolCallOutcome, execute_tool_calls
+from agent_repl.core.user_actions import mention_messages
 
 if TYPE_CHECKING:
     from agent_repl.core.session import Session
@@ -183,6 +184,8 @@ async def run_turn(session: Session, prompt: str, *, max_turns: int | None = Non
     if session.file_history is not None:
         await session.file_history.start_prompt(user_message.uuid)
     yield TurnStarted(prompt=prompt, message=user_message)
+    async for event in _append_events(session, await mention_messages(session, prompt)):
+        yield event  # `@path`: the file or listing for the model, a notice for the screen
     reminder = mode_reminder(session.announced_mode, session.mode.mode)
     session.announced_mode = session.mode.mode
     if reminder:

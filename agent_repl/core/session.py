@@ -277,6 +277,12 @@ class Session:
         """Stop the running turn; the loop records what happened and leaves a valid history."""
         self.cancelled.set()
 
+    def run_shell(self, command: str) -> AsyncIterator[AgentEvent]:
+        """`!command`: the user's own shell command, through Bash, kept in the conversation."""
+        from agent_repl.core.user_actions import run_shell_command
+
+        return run_shell_command(self, command)
+
     async def run_turn(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
         """The turn's events; a session that can no longer be saved ends the turn with one error."""
         from agent_repl.core.loop import run_turn

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,6 +79,11 @@ def resolve_session(home: Path, cwd: str | Path, id_or_path: str) -> Path | None
         return here
     matches = sorted((home / "projects").glob(f"*/{id_or_path}.jsonl"))
     return matches[0] if matches else None
+
+
+def message_count(messages: Iterable[Any]) -> int:
+    """What the session list counts as a session's messages: its user and assistant entries."""
+    return sum(1 for m in messages if getattr(m, "type", None) in ("user", "assistant"))
 
 
 class SessionLookupError(LookupError):

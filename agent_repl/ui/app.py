@@ -32,7 +32,7 @@ from agent_repl.ui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
     from agent_repl.commands.registry import CommandRegistry, SessionHolder
-    from agent_repl.commands.results import CommandResult
+    from agent_repl.commands.results import CommandResult, EditorRequest
     from agent_repl.core.events import AgentEvent
     from agent_repl.core.permissions import Answer, PermissionRequest
     from agent_repl.core.session import Session
@@ -223,11 +223,12 @@ class AgentApp(App[int]):
         self.status.set_session(
             model=session.model,
             effective_window=state.config.effective_window,
-            context_tokens=usage.context_tokens() if usage else 0,
+            context_tokens=0,
             cost_usd=session.cost_total_usd,
             session_label=session.session_id[:8],
             cache_read_share=(usage.cache_read_input_tokens / total) if usage and total else None,
         )
+        self.refresh_context_figure()
         self.show_mode()
         self.show_todos(session)
 
@@ -301,7 +302,11 @@ class AgentApp(App[int]):
             if self._sdk_ready is not None and not self._sdk_ready.done():
                 self.working.label = "Loading the API client"
                 await self._sdk_ready
-            async for event in session.run_turn(prompt):
+            from agent_repl.ui.session_info import shell_command
+
+            shell = shell_command(prompt)
+            events = session.run_shell(shell) if shell is not None else session.run_turn(prompt)
+            async for event in events:
                 self.post_message(self.AgentEventPosted(event))
                 if event.kind == "turn_ended":
                     reason = event.reason
@@ -329,7 +334,20 @@ class AgentApp(App[int]):
         if self.session is not None:
             await self.conversation.add_messages(self.session.messages)
             self.refresh_marks()
+            self.refresh_context_figure()
         self._next_pending()
+
+    def refresh_context_figure(self) -> None:
+        """The status line's context figure, from the dry-run projection /context shows as well."""
+        from agent_repl.context.report import context_usage
+
+        if self.session is None:
+            return
+        try:
+            usage = context_usage(self.session)
+        except TypeError:  # a session without the context pipeline keeps the last reported figure
+            return
+        self.status.set_context(usage.used_tokens, usage.effective_window)
 
     def refresh_marks(self) -> None:
         from agent_repl.ui.history_view import ViewMarks
@@ -378,6 +396,10 @@ class AgentApp(App[int]):
         if isinstance(result, r.ExitRequest):
             await self.action_quit()
             return
+        if isinstance(result, r.PromptRequest):
+            self.pending.insert(0, result.prompt)  # sent as the next turn, once this command is done
+        if isinstance(result, r.EditorRequest):
+            result = self._edit_files(result)
         if isinstance(result, r.ResumeChoices):
             picker = ResumePicker(result.sessions, result.current_id, now=self.now() if self.now else None)
             self.push_screen(picker, callback=lambda path: self._pick("/resume", path))
@@ -410,16 +432,28 @@ class AgentApp(App[int]):
             if result.prompt_text and not self.prompt.text:
                 self.prompt.load_text(result.prompt_text)
                 self.prompt.move_cursor(self.prompt.document.end)
-        if isinstance(result, r.CompactDone):
-            self.status.context_tokens = result.tokens_after
-            self.status.refresh_line()
         if isinstance(result, r.ModelReport) and session is not None:
             self.status.model = session.model
-            self.status.effective_window = session.projector.state.config.effective_window  # type: ignore[attr-defined]
-            self.status.refresh_line()
+        if session is not None and not self.turn_running:
+            self.refresh_context_figure()  # /snip, /compact, /uncompact, /model change the view's size
         await self.conversation.add_output(
             command, render_result(result, now=self.now() if self.now else None)
         )
+
+    def _edit_files(self, request: EditorRequest) -> CommandResult:
+        """Hand the terminal to the editor until it exits (as `git commit` does)."""
+        import subprocess
+
+        from textual.app import SuspendNotSupported
+
+        from agent_repl.commands import results as r
+
+        try:
+            with self.suspend():
+                subprocess.run([*request.command, *request.paths], check=False)
+        except (OSError, SuspendNotSupported) as exc:
+            return r.TextOutput(f"cannot open {request.command[0]}: {exc}", level="error")
+        return request
 
     def _pick(self, command: str, argument: str | None) -> None:
         if argument:

@@ -32,6 +32,9 @@ _SAVED_TO = re.compile(r"Output too large \(([^)]*)\)\. Full output saved to: (.
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _COMMAND_OUTPUT = re.compile(r"<local-command-(stdout|stderr)>(.*?)(?:</local-command-\1>|$)", re.S)
+# `!command` the user ran, and its output (the same records as Claude Code's bash mode).
+_BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
+_BASH_OUTPUT = re.compile(r"<bash-(stdout|stderr)>(.*?)(?:</bash-\1>|$)", re.S)
 INTERRUPTION_PREFIX = "[Request interrupted by user"
 
 
@@ -170,6 +173,15 @@ def _system_notice(message: SystemMessage) -> NoticeItem:
     return NoticeItem([message.uuid], text=text, level=message.level)
 
 
+_COMMAND_RECORD_STARTS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+)
+
+
 def _command_text(message: Message) -> str | None:
     """The text of a record that is a slash command or its output (Claude Code's tags), else None."""
     if message.type == "system":
@@ -179,7 +191,7 @@ def _command_text(message: Message) -> str | None:
     else:
         return None
     stripped = text.lstrip()
-    if "<command-name>" in stripped or stripped.startswith(("<local-command-stdout>", "<local-command-stderr>")):
+    if "<command-name>" in stripped or stripped.startswith(_COMMAND_RECORD_STARTS):
         return text
     return None
 
@@ -278,6 +290,11 @@ class HistoryView:
 
     def _command(self, message: Message, text: str) -> Item | None:
         """A slash command opens an item; the output record after it joins that item."""
+        typed = _BASH_INPUT.search(text)
+        if typed is not None:
+            item = CommandItem([message.uuid], command=f"! {typed.group(1).strip()}")
+            self._open_command = item
+            return item
         name = _COMMAND_NAME.search(text)
         if name is not None:
             args = _COMMAND_ARGS.search(text)
@@ -285,7 +302,7 @@ class HistoryView:
             item = CommandItem([message.uuid], command=" ".join(w for w in words if w))
             self._open_command = item
             return item
-        found = _COMMAND_OUTPUT.search(text)
+        found = _COMMAND_OUTPUT.search(text) or _BASH_OUTPUT.search(text)
         output, is_error = (found.group(2), found.group(1) == "stderr") if found else (text, False)
         opened, self._open_command = self._open_command, None
         if opened is not None and opened.output is None:

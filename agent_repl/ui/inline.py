@@ -8,6 +8,7 @@ at the prompt exits.
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -52,12 +53,13 @@ from agent_repl.core.trust import trust_question
 from agent_repl.core.visible import show_controls
 from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.mcp.config import held_back_servers
+from agent_repl.transcript.sessions import message_count
 from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete
 from agent_repl.ui.pastes import PastedTexts
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.render import render_result
-from agent_repl.ui.session_info import resume_hint
+from agent_repl.ui.session_info import resume_hint, shell_command
 from agent_repl.ui.tool_views import diff_summary, render_hunks
 
 
@@ -315,9 +317,16 @@ def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
 
 
 async def _run_one_turn(session: Session, text: str, renderer: InlineRenderer) -> None:
+    shell = shell_command(text)
     with interrupt_keys(session.interrupt):
-        async for event in session.run_turn(text):
+        async for event in session.run_shell(shell) if shell is not None else session.run_turn(text):
             renderer.render(event)
+    if shell is not None:
+        # The command's output is the newest history entry (a `<bash-stdout>` record).
+        output = session.messages[-1].text() if session.messages else ""
+        shown = re.sub(r"</?bash-(stdout|stderr)>", "", output)
+        renderer.console.print(Text("! ", style="bold magenta").append(tool_render.one_line(shell, 200), style="bold"))
+        renderer.console.print(Padding(tool_render.terminal_output(shown.strip("\n") or "(no output)"), (0, 0, 0, 2)))
 
 
 def paste_bindings(pastes: PastedTexts) -> KeyBindings:
@@ -330,6 +339,16 @@ def paste_bindings(pastes: PastedTexts) -> KeyBindings:
         event.current_buffer.insert_text(pastes.placeholder_for(text) or text)
 
     return bindings
+
+
+def _edit_files(request: r.EditorRequest) -> r.CommandResult:
+    import subprocess
+
+    try:
+        subprocess.run([*request.command, *request.paths], check=False)
+    except OSError as exc:
+        return r.TextOutput(f"cannot open {request.command[0]}: {exc.strerror or exc}", level="error")
+    return request
 
 
 async def _choose(prompt: PromptSession, question: str) -> str:
@@ -409,7 +428,7 @@ async def run_inline(
         " · Esc or Ctrl+C interrupts a turn, Ctrl+D exits"
     )
     if session.messages:
-        console.print(f"[dim]resumed {len(session.messages)} history entries[/]")
+        console.print(f"[dim]resumed {message_count(session.messages)} messages[/]")
     for notice in session.notices:
         console.print(f"[yellow]{escape(notice)}[/]")
     pending = first_prompt
@@ -430,7 +449,12 @@ async def run_inline(
                 result = await registry.run(text, CommandContext(holder, registry))
                 if isinstance(result, r.ExitRequest):
                     break
+                if isinstance(result, r.EditorRequest):
+                    result = _edit_files(result)
                 console.print(render_result(result))
+                if isinstance(result, r.PromptRequest):
+                    pending = result.prompt
+                    continue
                 pending = await _follow_up(result, prompt)
                 continue
             await _run_one_turn(holder.session, text, renderer)

@@ -14,10 +14,13 @@ from agent_repl.commands.results import (
     CompactDone,
     ContextView,
     CostReport,
+    EditorRequest,
     ExitRequest,
     HelpReport,
     McpReport,
     ModelReport,
+    PermissionsReport,
+    PromptRequest,
     ResumeChoices,
     RewindChoices,
     RewindDone,
@@ -25,8 +28,10 @@ from agent_repl.commands.results import (
     SessionSwitched,
     SnipChoices,
     SnipDone,
+    StatusReport,
     TextOutput,
 )
+from agent_repl.context.ids import ID_LENGTH
 from agent_repl.context.snip import SnippableMessage
 from agent_repl.core.persisted_output import format_size
 from agent_repl.core.visible import show_controls
@@ -98,7 +103,34 @@ def render_result(result: CommandResult, *, now: datetime | None = None) -> Rend
         return Text(result.text, style=LEVEL_STYLE[result.level])
     if isinstance(result, ExitRequest):
         return Text("bye")
+    if isinstance(result, StatusReport):
+        return _rows(result.rows)
+    if isinstance(result, PermissionsReport):
+        return render_permissions(result)
+    if isinstance(result, EditorRequest):
+        return Text("edited " + ", ".join(result.paths) + " (memory files are read when a session starts: /clear to load)")
+    if isinstance(result, PromptRequest):
+        return Text(result.shown)
     return Text(repr(result))
+
+
+def _rows(rows: list[tuple[str, str]]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="dim", no_wrap=True)
+    table.add_column(overflow="fold")
+    for label, value in rows:
+        table.add_row(label, show_controls(value))
+    return table
+
+
+def render_permissions(report: PermissionsReport) -> RenderableType:
+    rows = [("mode", report.mode)]
+    rows += [("allow", rule) for rule in report.allow] or [("allow", "(no rules: Bash and edits ask)")]
+    rows += [("deny", rule) for rule in report.deny]
+    return Group(
+        _rows(rows),
+        Text(f"/permissions allow RULE, deny RULE or remove RULE changes {report.settings_file}", style="dim"),
+    )
 
 
 def render_help(report: HelpReport) -> RenderableType:
@@ -233,11 +265,13 @@ def render_context(report: Any) -> RenderableType:
             box=None,
             header_style="bold",
             pad_edge=False,
+            expand=True,
         )
-        largest.add_column("id")
-        largest.add_column("role")
-        largest.add_column("tokens", justify="right")
-        largest.add_column("first line", overflow="ellipsis", no_wrap=True, max_width=70)
+        # The ids are what /snip takes: never cut; the first line gives way on a narrow terminal.
+        largest.add_column("id", no_wrap=True, min_width=ID_LENGTH)
+        largest.add_column("role", no_wrap=True, min_width=len("tool result"))
+        largest.add_column("tokens", justify="right", no_wrap=True, min_width=7)
+        largest.add_column("first line", overflow="ellipsis", no_wrap=True, ratio=1)
         for item in report.largest:
             largest.add_row(item.id or "·", item.role, f"{item.tokens:,}", one_line(item.first_line, 200))
         parts += [Text(""), largest]
@@ -287,9 +321,11 @@ def snippable_row(item: SnippableMessage) -> tuple[str, str, str, str]:
 def render_snippable(items: list[SnippableMessage]) -> RenderableType:
     if not items:
         return Text("nothing to snip", style="yellow")
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for column in ("id", "role", "tokens", "first line"):
-        table.add_column(column, no_wrap=column != "first line", overflow="ellipsis")
+    table = Table(box=None, header_style="bold", pad_edge=False, expand=True)
+    table.add_column("id", no_wrap=True, min_width=ID_LENGTH)
+    table.add_column("role", no_wrap=True, min_width=len("tool result"))
+    table.add_column("tokens", no_wrap=True, justify="right", min_width=7)
+    table.add_column("first line", overflow="ellipsis", ratio=1)
     for item in items:
         table.add_row(*snippable_row(item))
     return table

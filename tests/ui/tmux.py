@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,17 @@ class Terminal:
                 return screen
             time.sleep(0.1)
         raise AssertionError(f"{text!r} did not appear; the screen was:\n{screen}")
+
+    def wait_until(self, condition: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+        """Wait until `condition(screen)` holds."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if condition(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{what} did not happen; the screen was:\n{screen}")
 
     def wait_for_count(self, text: str, count: int, timeout: float = 30.0) -> str:
         """Wait until `text` is on the screen at least `count` times."""

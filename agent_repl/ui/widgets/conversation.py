@@ -195,7 +195,9 @@ class Conversation(VerticalScroll):
             await self._tool_result(event)
         elif kind == "system_message":
             await self._end_stream()
-            await self.add_message(event.message)  # type: ignore[union-attr]
+            # In history order: a compaction's boundary, then its summary, which joins the divider
+            # before the reply that follows it is drawn.
+            await self.add_messages(history)
         elif kind == "request_retry":
             await self.add_notice(f"retrying (attempt {event.attempt}) after: {event.error}", "warning")  # type: ignore[union-attr]
         elif kind == "turn_ended":

@@ -19,7 +19,8 @@ BAR_WIDTH = 16
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
-def _short(tokens: int) -> str:
+def short_tokens(tokens: int) -> str:
+    """A token count as the status line shows it: 950, 8.7k, 87k, 1.2M."""
     if tokens >= 1_000_000:
         return f"{tokens / 1_000_000:.1f}M"
     if tokens >= 10_000:
@@ -71,6 +72,11 @@ class StatusLine(Static):
         self.cache_read_share = cache_read_share
         self.refresh_line()
 
+    def set_context(self, used_tokens: int, effective_window: int) -> None:
+        self.context_tokens = used_tokens
+        self.effective_window = effective_window
+        self.refresh_line()
+
     def apply(self, event: AgentEvent, *, cost_usd: float) -> None:
         if event.kind == "context_projected":
             self.context_tokens = event.estimated_tokens  # type: ignore[union-attr]
@@ -99,10 +105,10 @@ class StatusLine(Static):
             share = self.context_tokens / self.effective_window
             text.append("  ")
             text.append_text(context_bar(self.context_tokens, self.effective_window))
-            text.append(f" {_short(self.context_tokens)}/{_short(self.effective_window)} ({share:.0%})")
+            text.append(f" {short_tokens(self.context_tokens)}/{short_tokens(self.effective_window)} ({share:.0%})")
             to_compact = autocompact_threshold(self.effective_window) - self.context_tokens
             text.append(
-                f"  {_short(max(0, to_compact))} to autocompact", style="dim" if to_compact > 0 else "red"
+                f"  {short_tokens(max(0, to_compact))} to autocompact", style="dim" if to_compact > 0 else "red"
             )
         if self.cache_read_share is not None:
             text.append(f"  cache read {self.cache_read_share:.0%}", style="dim")
@@ -167,5 +173,5 @@ class WorkingIndicator(Static):
         frame = SPINNER_FRAMES[int(elapsed * 10) % len(SPINNER_FRAMES)]
         text = Text()
         text.append(f"{frame} {self.label}… ", style="bold magenta")
-        text.append(f"{elapsed:.0f}s · ↓ {_short(self.tokens)} tokens · esc to interrupt", style="dim")
+        text.append(f"{elapsed:.0f}s · ↓ {short_tokens(self.tokens)} tokens · esc to interrupt", style="dim")
         self.update(text)
