@@ -34,10 +34,12 @@ KEYS = [
     ("Tab", "complete a command or a file path (in an empty input: move to the conversation)"),
     ("Tab / Shift+Tab", "in the conversation: move between tool blocks and dividers; Enter opens one, o opens a saved output"),
     ("PageUp / PageDown", "scroll the conversation"),
-    ("Esc", "interrupt the running turn"),
+    ("Esc", "interrupt the running turn; bring the focus back to the input"),
     ("Esc Esc", "on an empty input: rewind to before an earlier prompt"),
     ("Shift+Tab", "in the input: cycle the permission mode (default, accept edits, plan)"),
-    ("Ctrl+C twice, Ctrl+D", "exit"),
+    ("Ctrl+C", "interrupt the running turn; on an idle prompt clear it, twice to exit"),
+    ("Ctrl+D", "exit (the line that resumes the session is printed)"),
+    ("@path, !command", "attach a file or a directory listing; run a shell command yourself"),
 ]
 
 
