@@ -139,6 +139,50 @@ class Terminal:
         return [[json.loads(line) for line in path.read_text().splitlines() if line.strip()] for path in found]
 
 
+def open_terminal(
+    base_url: str,
+    home: Path,
+    project: Path,
+    *args: str,
+    columns: int = COLUMNS,
+    rows: int = ROWS,
+    env: dict[str, str] | None = None,
+) -> Terminal:
+    """`agent-repl ARGS` in a new tmux session of its own, talking to the emulator at `base_url`."""
+    name = f"agent-repl-e2e-{uuid.uuid4().hex[:8]}"
+    variables = {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-tmux",
+        "AGENT_REPL_HOME": str(home),
+        "TERM": "xterm-256color",
+        "PYTHONUNBUFFERED": "1",
+        # tmux starts programs with its server's environment, not the test's: carry the path over.
+        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
+        **(env or {}),
+    }
+    command = " ".join(
+        [
+            "env",
+            *(f"{k}={shlex.quote(v)}" for k, v in variables.items()),
+            shlex.quote(sys.executable),
+            "-m",
+            "agent_repl",
+            *(shlex.quote(a) for a in args),
+        ]
+    )
+    script = f"{command}; echo {EXIT_MARKER}$?; sleep 60"
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", name, "-x", str(columns), "-y", str(rows), "-c", str(project), script],
+        check=True,
+        timeout=10,
+    )
+    # A detached session may start at the server's default size whatever -x/-y said (the tmux
+    # server is shared, and its options may be anyone's): fix this window's size by hand.
+    tmux("set-option", "-w", "-t", name, "window-size", "manual")
+    tmux("resize-window", "-t", name, "-x", str(columns), "-y", str(rows))
+    return Terminal(name, project, home)
+
+
 class TmuxBed:
     """The emulator and the home a module's terminal tests share."""
 
@@ -167,39 +211,9 @@ class TmuxBed:
         rows: int = ROWS,
         env: dict[str, str] | None = None,
     ) -> Terminal:
-        project = project or self.project()
-        name = f"agent-repl-e2e-{uuid.uuid4().hex[:8]}"
-        variables = {
-            "ANTHROPIC_BASE_URL": self.server.base_url,
-            "ANTHROPIC_API_KEY": "sk-ant-test-tmux",
-            "AGENT_REPL_HOME": str(self.home),
-            "TERM": "xterm-256color",
-            "PYTHONUNBUFFERED": "1",
-            # tmux starts programs with its server's environment, not the test's: carry the path over.
-            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}),
-            **(env or {}),
-        }
-        command = " ".join(
-            [
-                "env",
-                *(f"{k}={shlex.quote(v)}" for k, v in variables.items()),
-                shlex.quote(sys.executable),
-                "-m",
-                "agent_repl",
-                *(shlex.quote(a) for a in args),
-            ]
+        terminal = open_terminal(
+            self.server.base_url, self.home, project or self.project(), *args, columns=columns, rows=rows, env=env
         )
-        script = f"{command}; echo {EXIT_MARKER}$?; sleep 60"
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", name, "-x", str(columns), "-y", str(rows), "-c", str(project), script],
-            check=True,
-            timeout=10,
-        )
-        # A detached session may start at the server's default size whatever -x/-y said (the tmux
-        # server is shared, and its options may be anyone's): fix this window's size by hand.
-        tmux("set-option", "-w", "-t", name, "window-size", "manual")
-        tmux("resize-window", "-t", name, "-x", str(columns), "-y", str(rows))
-        terminal = Terminal(name, project, self.home)
         self._open.append(terminal)
         return terminal
 
