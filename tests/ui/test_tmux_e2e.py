@@ -14,13 +14,29 @@ from .tmux import Terminal, open_terminal, unwrapped
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
-def _start(server, home: Path, project: Path, *args: str) -> Terminal:
-    return open_terminal(server.base_url, home, project, *args)
+def _start(server, home: Path, project: Path, *args: str) -> str:
+    """The tmux session name of `agent-repl ARGS` (for the tests that drive tmux by name)."""
+    return open_terminal(server.base_url, home, project, *args).name
+
+
+def _screen(name: str) -> str:
+    return Terminal(name, Path(), Path()).screen()
+
+
+def _wait_for_text(name: str, text: str, timeout: float = 30.0) -> str:
+    return Terminal(name, Path(), Path()).wait_for(text, timeout)
+
+
+def _type(name: str, text: str) -> None:
+    Terminal(name, Path(), Path()).type(text)
+
+
+_unwrapped = unwrapped
 
 
 def test_type_a_prompt_see_the_answer_run_context_and_exit(emulator, project: Path, home: Path):
     server = emulator([{"text": "The answer is **forty-two**."}])
-    term = _start(server, home, project)
+    term = open_terminal(server.base_url, home, project)
     try:
         term.wait_for("claude-sonnet")  # the status line: the app is up
         term.wait_for("/help lists commands")  # the session is open
@@ -46,7 +62,7 @@ def test_type_a_prompt_see_the_answer_run_context_and_exit(emulator, project: Pa
 
 def test_the_inline_repl_answers_runs_commands_and_exits(emulator, project: Path, home: Path):
     server = emulator([{"text": "Inline answer here."}])
-    term = _start(server, home, project, "--inline")
+    term = open_terminal(server.base_url, home, project, "--inline")
     try:
         term.wait_for("/help for help")
         term.type("hello inline")
@@ -70,7 +86,7 @@ def test_an_mcp_server_is_listed_by_slash_mcp_and_its_tool_is_asked_for_then_run
     server = emulator(
         [{"tools": [{"name": "mcp__demo__echo", "input": {"text": "from tmux"}}]}, {"text": "The server echoed it."}]
     )
-    term = _start(server, home, project)
+    term = open_terminal(server.base_url, home, project)
     try:
         term.wait_for("MCP: 1 server (1 connected), 8 tools; /mcp for details")
         term.type("/mcp")

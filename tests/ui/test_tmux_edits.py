@@ -10,8 +10,8 @@ import sys
 import uuid
 from pathlib import Path
 
-from .test_tmux_e2e import _start, pytestmark  # noqa: F401
-from .tmux import Terminal, unwrapped
+from .test_tmux_e2e import pytestmark  # noqa: F401
+from .tmux import Terminal, open_terminal, unwrapped
 
 
 def test_modes_todos_the_diff_dialog_and_rewind_in_a_terminal(emulator, project: Path, home: Path):
@@ -29,7 +29,7 @@ def test_modes_todos_the_diff_dialog_and_rewind_in_a_terminal(emulator, project:
             {"text": "Greeting fixed."},
         ]
     )
-    term = _start(server, home, project)
+    term = open_terminal(server.base_url, home, project)
     try:
         term.wait_for("/help lists commands")
         term.keys("BTab")
