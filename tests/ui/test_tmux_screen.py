@@ -36,6 +36,7 @@ def test_the_divider_shows_the_summary_right_after_compact(tmux_bed: TmuxBed):
     term.wait_for("Noted the plan.")
     term.type("/compact")
     term.wait_for("conversation compacted")
+    term.wait_for("/uncompact takes it back")  # the command is done: the app is idle again
     term.keys("Tab", "Tab", "Enter")  # the conversation, then the divider; Enter opens it
     screen = term.wait_for("All User Messages")
     assert "no summary recorded" not in screen
@@ -63,9 +64,9 @@ def test_clear_screen_in_tool_output_does_not_wipe_the_app(tmux_bed: TmuxBed):
     term = tmux_bed.start("--allowed-tools", "Bash(printf:*)")
     term.wait_for(READY)
     term.type("print something odd")
-    screen = term.wait_for("Printed it.")
+    term.wait_for("Printed it.")
+    screen = term.wait_for("before␛[2J␛[Hafter")  # the output's escapes, shown
     assert "› print something odd" in unwrapped(screen)
-    assert "before␛[2J␛[Hafter" in screen
 
 
 def test_clear_screen_in_tool_output_does_not_wipe_the_inline_repl(tmux_bed: TmuxBed):
@@ -73,9 +74,9 @@ def test_clear_screen_in_tool_output_does_not_wipe_the_inline_repl(tmux_bed: Tmu
     term = tmux_bed.start("--inline", "--allowed-tools", "Bash(printf:*)")
     term.wait_for(INLINE_READY)
     term.type("print something odd")
-    screen = term.wait_for("Printed it inline.")
+    term.wait_for("Printed it inline.")
+    screen = term.wait_for("before␛[2J␛[Hafter")
     assert "print something odd" in screen and INLINE_READY in unwrapped(screen)
-    assert "before␛[2J␛[Hafter" in screen
 
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "claude_code"
