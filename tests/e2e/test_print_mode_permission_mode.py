@@ -25,8 +25,11 @@ def test_print_mode_denies_edits_by_default_and_accept_edits_lets_them_run(emula
     assert denied.returncode == 0, denied.stderr
     lines = [json.loads(line) for line in denied.stdout.splitlines()]
     assert lines[0]["type"] == "system" and lines[0]["permissionMode"] == "default"
-    [edit] = [e for e in lines if e.get("kind") == "tool_result" and e["name"] == "Edit"]
-    assert edit["is_error"] and "denied" in edit["summary"]
+    # Claude Code's line schema: the refused call is a user line's error result and a permission denial.
+    results = [b for e in lines if e["type"] == "user" for b in e["message"]["content"] if b["type"] == "tool_result"]
+    [edit] = [b for b in results if b.get("is_error")]
+    assert "denied" in json.dumps(edit["content"]).lower()
+    assert [d["tool_name"] for d in lines[-1]["permission_denials"]] == ["Edit"]
     assert app_py.read_text() == before
 
     accepted = run_agent(
