@@ -201,7 +201,7 @@ def test_the_command_line_resolves_model_aliases(emulator, project, home):
     emulated = emulator([{"text": "Hello from Opus."}])
     done = run_agent(["-p", "hi", "--model", "opus", "--output-format", "json"], cwd=project, env=agent_env(emulated, home))
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["model"] == "claude-opus-5-5"
+    assert list(json.loads(done.stdout)["modelUsage"]) == ["claude-opus-5-5"]
     assert emulated.bodies()[-1]["model"] == "claude-opus-5-5"
 
 
