@@ -243,6 +243,10 @@ def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -
         except LaunchError as exc:
             raise UILaunchError(str(exc)) from exc
 
+    # A full-screen app follows the terminal it is in: an exported COLUMNS or LINES would pin its
+    # size (the terminal size lookup prefers them) and every resize would be ignored.
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
     app = AgentApp(Launcher(cwd, prepare), first_prompt=args.prompt)
     app.run()
     if app.exit_note:

@@ -5,7 +5,7 @@ Each test types into `agent-repl` running in tmux, as a person would, and reads 
 
 from __future__ import annotations
 
-from .tmux import Terminal, TmuxBed, unwrapped
+from .tmux import COLUMNS, Terminal, TmuxBed, input_box, unwrapped
 
 READY = "/help lists commands"
 INLINE_READY = "/help for help"
@@ -98,14 +98,6 @@ def test_the_short_id_on_screen_resumes_the_session(tmux_bed: TmuxBed):
     second.wait_for(f"resumed session {short}")
 
 
-def _input_box(screen: str) -> str:
-    """The text inside the input's box (the last box drawn above the status line)."""
-    lines = screen.splitlines()
-    top = max(i for i, line in enumerate(lines) if line.startswith("╭"))
-    bottom = max(i for i, line in enumerate(lines) if line.startswith("╰"))
-    return "\n".join(line.strip("│ ") for line in lines[top + 1 : bottom])
-
-
 def test_typing_while_the_conversation_has_focus_goes_to_the_input(tmux_bed: TmuxBed):
     tmux_bed.script([{"text": "First answer."}, {"text": "Typed after Tab."}, {"text": "Typed after Esc."}])
     term = tmux_bed.start()
@@ -129,7 +121,7 @@ def test_a_whitespace_prompt_is_cleared_and_a_long_paste_collapses(tmux_bed: Tmu
     term.type("   ")
     term.write("zq9")
     screen = term.wait_for("zq9")
-    assert _input_box(screen) == "zq9", _input_box(screen)
+    assert input_box(screen) == "zq9", input_box(screen)
     term.keys("BSpace", "BSpace", "BSpace")
     pasted = "\n".join(f"pasted line {n}" for n in range(1, 61))
     term.paste(pasted)
@@ -153,3 +145,14 @@ def test_a_long_paste_collapses_in_the_inline_repl(tmux_bed: TmuxBed):
     term.wait_for("Inline got the paste.")
     [records] = term.transcripts()
     assert pasted in [r["message"]["content"] for r in records if r["type"] == "user"]
+
+
+def test_an_exported_columns_does_not_pin_the_apps_size(tmux_bed: TmuxBed):
+    tmux_bed.script([{"text": "Sized."}])
+    term = tmux_bed.start(env={"COLUMNS": "80", "LINES": "24"})
+    term.wait_for(READY)
+    box_top = next(line for line in term.screen().splitlines() if line.startswith("╭"))
+    assert len(box_top) == COLUMNS, box_top  # the pane's width, not the variable's
+    term.keys("C-d")
+    code, _ = term.wait_exit()
+    assert code == 0
