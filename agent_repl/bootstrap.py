@@ -39,6 +39,8 @@ from agent_repl.core.system_prompt import build_system_prompt
 from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
 from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
+from agent_repl.core.trust import allow_grants
+from agent_repl.mcp.config import held_back_servers
 from agent_repl.mcp.manager import McpManager
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.loader import LoadedSession, load_session
@@ -76,6 +78,11 @@ def git_branch(cwd: Path) -> str:
     except (OSError, subprocess.SubprocessError):
         return ""
     return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def held_back_grants(settings: Settings, cwd: Path) -> list[str]:
+    """What the folder's own settings would grant once trusted: the trust question lists it."""
+    return [*allow_grants(settings.untrusted_allow), *held_back_servers(settings, cwd)]
 
 
 def find_resume_source(settings: Settings, cwd: Path, target: str | None, *, latest: bool) -> ResumeSource | None:

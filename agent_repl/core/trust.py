@@ -66,10 +66,15 @@ def untrusted_warning(cwd: Path, rules: list[str]) -> str:
     )
 
 
-def trust_question(cwd: Path, rules: list[str]) -> str:
-    """What the trust dialog says, in both front ends."""
+def allow_grants(rules: list[str]) -> list[str]:
+    """How the trust question names the project's held-back allow rules."""
+    return [f"allow {rule} (.agent_repl/settings.json)" for rule in rules]
+
+
+def trust_question(cwd: Path, grants: list[str]) -> str:
+    """What the trust dialog says, in both front ends; each grant names the file it comes from."""
     return (
-        f"{cwd / '.agent_repl' / 'settings.json'} allows: {', '.join(rules)}\n"
+        f"{cwd} has settings of its own that wait for your answer: {'; '.join(grants)}\n"
         "A folder's own settings take effect only once you trust it: a cloned repository could approve "
         "its own commands this way. Trust this folder? (Deny rules apply either way.)"
     )

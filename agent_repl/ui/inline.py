@@ -27,7 +27,7 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
-from agent_repl.bootstrap import ResumeSource, close_session, open_session
+from agent_repl.bootstrap import ResumeSource, close_session, held_back_grants, open_session
 from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
 from agent_repl.commands import results as r
 from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
@@ -52,7 +52,6 @@ from agent_repl.core.settings import Settings, trust_project
 from agent_repl.core.trust import trust_question
 from agent_repl.core.visible import show_controls
 from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
-from agent_repl.mcp.config import held_back_servers
 from agent_repl.transcript.sessions import message_count
 from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete
@@ -255,7 +254,7 @@ async def _ask_permission(
 
 async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, settings: Settings) -> Settings:
     """Ask once whether this folder's own settings may allow things; a yes is remembered."""
-    held_back = [*settings.untrusted_allow, *held_back_servers(settings, cwd)]
+    held_back = held_back_grants(settings, cwd)
     if not held_back:
         return settings
     console.print(f"[bold yellow]{escape(show_controls(trust_question(cwd, held_back)))}[/]")

@@ -97,14 +97,13 @@ class Launcher:
     async def open(self, ask: ApprovalCallback, confirm_trust: TrustQuestion | None = None) -> Session:
         """The first session; `confirm_trust` is asked whether a folder's own allow rules may apply."""
         launch = await asyncio.to_thread(self._prepare_in_thread)
-        from agent_repl.bootstrap import open_session
+        from agent_repl.bootstrap import held_back_grants, open_session
         from agent_repl.core.session import SessionWriteError
         from agent_repl.core.settings import trust_project
-        from agent_repl.mcp.config import held_back_servers
 
         settings = launch.settings
         self.notices = list(launch.notices)
-        held_back = [*settings.untrusted_allow, *held_back_servers(settings, self.cwd)]
+        held_back = held_back_grants(settings, self.cwd)
         if held_back and confirm_trust is not None:
             if await confirm_trust(self.cwd, held_back):
                 settings, problem = trust_project(settings, self.cwd)

@@ -13,6 +13,7 @@ import pytest
 from agent_repl.core.trust import WorkspaceTrust
 
 from .test_tmux_e2e import _start, _type, _wait_for_text
+from .tmux import unwrapped
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -29,7 +30,8 @@ def test_a_cloned_projects_rules_wait_for_the_trust_answer(emulator, project: Pa
                        {"text": "Touched it."}])  # fmt: skip
     name = _start(server, home, project, *(["--inline"] if inline else []))
     try:
-        _wait_for_text(name, "Trust this folder?")
+        screen = _wait_for_text(name, "Trust this folder?")
+        assert "allow Bash (.agent_repl/settings.json)" in unwrapped(screen)
         if inline:
             _type(name, "y")
             _wait_for_text(name, "/help for help")
@@ -55,7 +57,8 @@ def test_a_cloned_projects_mcp_server_starts_only_once_the_folder_is_trusted(emu
     name = _start(emulator([{"text": "ok"}]), home, project)
     try:
         screen = _wait_for_text(name, "Trust this folder?")
-        assert "MCP server 'repo' (.mcp.json)" in " ".join(screen.split())
+        assert "MCP server 'repo' (.mcp.json)" in unwrapped(screen)
+        assert "settings.json" not in screen  # the question names only what this folder configures
         _key(name, "y")
         _wait_for_text(name, "MCP: 1 server (1 connected), 8 tools")
         _key(name, "C-d")
