@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
+
+_TMUX_DIR_KEY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -14,6 +20,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run the reliability tests at full size (same as AGENT_REPL_LONG_TESTS=1)",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The terminal tests get a tmux server of their own: a shared one carries other people's
+    # sessions and options (window sizes), which made screens differ from run to run.
+    directory = tempfile.mkdtemp(prefix="art-tmux-")
+    config.stash[_TMUX_DIR_KEY] = directory
+    os.environ["TMUX_TMPDIR"] = directory
+    os.environ.pop("TMUX", None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    directory = config.stash.get(_TMUX_DIR_KEY, None)
+    if directory is None:
+        return
+    if shutil.which("tmux"):
+        subprocess.run(["tmux", "kill-server"], capture_output=True, timeout=10)
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from .test_tmux_e2e import pytestmark  # noqa: F401
-from .tmux import Terminal, open_terminal, unwrapped
+from .tmux import Terminal, input_box, open_terminal, unwrapped
 
 
 def test_modes_todos_the_diff_dialog_and_rewind_in_a_terminal(emulator, project: Path, home: Path):
@@ -60,7 +60,8 @@ def test_modes_todos_the_diff_dialog_and_rewind_in_a_terminal(emulator, project:
         term.keys("Enter")
         term.wait_for("Restored src/app.py")
         assert (project / "src" / "app.py").read_text() == "print('hi')\n"
-        term.wait_for("› fix the greeting")  # the prompt is back in the input... and in history
+        # The rewound prompt is back in the input box, ready to edit and send again.
+        term.wait_until(lambda s: input_box(s) == "fix the greeting", "the prompt back in the input")
 
         term.keys("C-d")
         term.wait_for("AGENT-REPL-EXIT=0")

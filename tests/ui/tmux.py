@@ -30,9 +30,26 @@ def tmux(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10)
 
 
+_BORDERS = str.maketrans(dict.fromkeys("█▀▄│", " "))
+
+
 def unwrapped(screen: str) -> str:
-    """The screen's text with line breaks and runs of spaces as one space: a narrow pane wraps lines."""
-    return " ".join(screen.split())
+    """The screen's text with line breaks, box sides and runs of spaces as one space: lines wrap in a box."""
+    return " ".join(screen.translate(_BORDERS).split())
+
+
+def input_box(screen: str) -> str:
+    """The text in the prompt input: the last box on the screen, just above the status line."""
+    lines = screen.splitlines()
+    tops = [i for i, line in enumerate(lines) if line.lstrip().startswith("╭")]
+    if not tops:
+        return ""
+    inside = []
+    for line in lines[tops[-1] + 1 :]:
+        if line.lstrip().startswith("╰"):
+            break
+        inside.append(line.strip().strip("│").strip())
+    return "\n".join(inside).strip()
 
 
 class Terminal:
@@ -171,15 +188,17 @@ def open_terminal(
         ]
     )
     script = f"{command}; echo {EXIT_MARKER}$?; sleep 60"
+    # A detached session may start at the server's default size whatever -x/-y said, and a program
+    # that reads its size before a resize reaches it keeps the old one: fix the window's size
+    # first, with a placeholder in the pane, then start the program in it.
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", name, "-x", str(columns), "-y", str(rows), "-c", str(project), script],
+        ["tmux", "new-session", "-d", "-s", name, "-x", str(columns), "-y", str(rows), "-c", str(project), "sleep 600"],
         check=True,
         timeout=10,
     )
-    # A detached session may start at the server's default size whatever -x/-y said (the tmux
-    # server is shared, and its options may be anyone's): fix this window's size by hand.
     tmux("set-option", "-w", "-t", name, "window-size", "manual")
     tmux("resize-window", "-t", name, "-x", str(columns), "-y", str(rows))
+    subprocess.run(["tmux", "respawn-pane", "-k", "-t", name, "-c", str(project), script], check=True, timeout=10)
     return Terminal(name, project, home)
 
 
