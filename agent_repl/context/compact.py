@@ -173,6 +173,9 @@ class Compactor:
         start = current_turn_start(view, self.pipeline.state, kept_tail_budget(self.pipeline.state))
         kept = view[start] if start is not None else None
         split = split_for_kept_turns(projection, kept)
+        kept_tokens = estimate_messages(view[start:], self.pipeline.state) if split < len(projection.wire) else 0
+        if before - kept_tokens > self.pipeline.state.config.effective_window:
+            return None  # the request would not fit; our own summary request can be shortened
         if byte_budget is not None:
             if wire_bytes(projection.wire[split:]) > byte_budget // 2:
                 kept, split = None, len(projection.wire)
@@ -234,9 +237,19 @@ class Compactor:
         # new prompt) is kept verbatim in the tail, so it need not be summarized and the summary
         # request writes nothing but its question.
         cut = first_unsent_entry(view, state)
-        earlier = min(start, view.index(cut)) if cut is not None and start is not None else None
+        unsent = view.index(cut) if cut is not None else None
+        earlier = min(start, unsent) if unsent is not None and start is not None else None
         if earlier is not None and estimate_messages(view[earlier:], state) <= budget:
             start = earlier
+        elif (
+            byte_budget is None
+            and unsent is not None
+            and start is None
+            and estimate_messages(view[unsent:], state) <= state.config.effective_window // 2
+        ):
+            # One round too big for the tail: keep what the last request did not send anyway, so
+            # the summary request is that request (which fitted) rather than more than the window.
+            start = unsent
         else:
             cut = None
         fork = partial(
@@ -295,7 +308,9 @@ class Compactor:
                 wire = previous(wire) if previous else wire
                 if too_large:
                     return shrink_by_bytes(wire, session.tool_results_dir)
-                return drop_oldest_rounds(wire, gap, lambda m: _wire_tokens(m, state))
+                # The estimate of what a round frees runs high (JSON escapes): ask it for more.
+                margin = None if gap is None else round(gap * 1.5) + state.config.effective_window // 100
+                return drop_oldest_rounds(wire, margin, lambda m: _wire_tokens(m, state))
 
         raise CompactionError("unreachable")
 

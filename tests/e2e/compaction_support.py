@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import rich
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.core.events import AgentEvent
+from agent_repl.core.messages import utc_now
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings, load_settings
 from agent_repl.emulator.server import EmulatorServer
@@ -17,6 +19,16 @@ from agent_repl.emulator.server import EmulatorServer
 RICH = Path(rich.__file__).parent
 RICH_FILES = sorted((p for p in RICH.glob("*.py") if 6_000 < p.stat().st_size < 40_000), key=lambda p: p.name)
 SUMMARY_MARKER = "<summary-request>"
+
+
+class OffsetClock:
+    """Now, plus an offset a test moves forward (an idle hour without waiting for it)."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta()
+
+    def __call__(self) -> datetime:
+        return utc_now() + self.offset
 
 
 def settings_for(server: EmulatorServer, tmp_path: Path, **overrides: Any) -> Settings:

@@ -8,7 +8,7 @@ session, the emulator reads at least 90% of all input tokens from its cache.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +16,17 @@ import rich
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.events import TurnEnded
-from agent_repl.core.messages import SystemMessage, utc_now
+from agent_repl.core.messages import SystemMessage
 from agent_repl.core.settings import load_settings
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
 
+from .compaction_support import OffsetClock
 from .conftest import read_records, strip_cache_control, transcript_files
 
 RICH = Path(rich.__file__).parent
 FILES = sorted((p for p in RICH.glob("*.py") if 9_000 < p.stat().st_size < 61_000), key=lambda p: p.name)
-
-
-class OffsetClock:
-    def __init__(self) -> None:
-        self.offset = timedelta()
-
-    def __call__(self) -> datetime:
-        return utc_now() + self.offset
 
 
 def scenario(turns: int) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ import json
 import random
 import struct
 import zlib
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -22,22 +22,13 @@ from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.context.snip import snip_messages, snippable_messages
 from agent_repl.core.events import CompactionFinished, CompactionStarted, TurnEnded
 from agent_repl.core.loop import compact_now
-from agent_repl.core.messages import utc_now
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
 
-from .compaction_support import RICH_FILES, next_request_bytes, settings_for
+from .compaction_support import RICH_FILES, OffsetClock, next_request_bytes, settings_for
 
 WINDOW = 40_000
-
-
-class OffsetClock:
-    def __init__(self) -> None:
-        self.offset = timedelta()
-
-    def __call__(self) -> datetime:
-        return utc_now() + self.offset
 
 
 def thinking_steps(turns: int) -> list[dict[str, Any]]:
@@ -189,3 +180,33 @@ async def test_a_413_shrinks_the_summary_request_by_bytes_and_the_turn_goes_on(t
     assert all(prompt(turn) in summary.body_bytes.decode() for turn in range(3))
     assert len(exchanges[-1].body_bytes) < limit
     assert any(isinstance(e, CompactionFinished) and e.trigger == "reactive" for e in events)
+
+
+@pytest.mark.parametrize("api_compaction", [True, False], ids=["api-summary", "own-summary"])
+async def test_one_result_that_takes_the_view_past_the_window_is_compacted_without_a_refused_request(
+    tmp_path, api_compaction
+):
+    # Small reads up to near the threshold, then one read the kept tail cannot hold: the API's
+    # summary of everything would not fit the window, nor would ours of everything.
+    for name, lines in (("small.txt", 260), ("big.txt", 1_500)):
+        (tmp_path / name).write_text("".join(f"{i:05d} some words of a file to read, and a few more\n" for i in range(lines)))
+    steps = []
+    for turn in range(7):
+        steps.append({"tools": [{"name": "Read", "input": {"file_path": str(tmp_path / "small.txt"), "offset": turn + 1}}]})
+        steps.append({"text": f"Read part {turn}."})
+    steps.append({"tools": [{"name": "Read", "input": {"file_path": str(tmp_path / "big.txt"), "limit": 800}}]})
+    steps.append({"text": "Read the big one."})
+    server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), context_window=50_000)
+    server.start()
+    session = await open_session(settings_for(server, tmp_path, context_window=50_000, api_compaction=api_compaction), tmp_path)
+    if not api_compaction:
+        session.memory = None  # our nine-section summary request itself, not the session's notes
+        session.after_turn_hooks.clear()
+    try:
+        for turn in range(8):
+            await run(session, f"read part {turn}", server, {})
+    finally:
+        await close_session(session)
+        server.stop()
+    assert [e.status for e in server.recordings.messages if e.status != 200] == []
+    assert any(m.type == "system" and m.subtype == "compact_boundary" for m in session.messages)

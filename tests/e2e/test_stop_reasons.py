@@ -14,6 +14,7 @@ from agent_repl.commands.registry import CommandContext
 from agent_repl.core.events import ErrorEvent, SystemMessageEvent, TurnEnded
 from agent_repl.core.messages import AssistantMessage, UserMessage
 from agent_repl.core.recovery import CONTINUE_NUDGE
+from agent_repl.core.session import Session
 from agent_repl.emulator.models import (
     default_model_table,
     table_from_specs,
@@ -41,17 +42,24 @@ def ended(events: list[Any]) -> TurnEnded:
     return next(e for e in reversed(events) if isinstance(e, TurnEnded))
 
 
-async def test_a_tool_call_cut_by_max_tokens_never_runs_and_is_asked_again_with_room(tmp_path):
-    # The command is long: at 400 output tokens the reply ends inside its input JSON.
-    command = MARKER_SCRIPT + "x" * 4000
-    server = server_for([{"tools": [{"name": "Bash", "input": {"command": command}}]}, {"text": "Done."}])
-    settings = settings_for(server, tmp_path, max_output_tokens=400)
-    session = await open_session(settings, tmp_path)
+async def play(
+    steps: list[dict[str, Any]], tmp_path: Path, *prompts: str, **settings: Any
+) -> tuple[list[list[Any]], Session, EmulatorServer]:
+    """Run `prompts` as turns of one session against the scripted emulator; both are closed after."""
+    server = server_for(steps)
+    session = await open_session(settings_for(server, tmp_path, **settings), tmp_path)
     try:
-        events = await run(session, "write the marker")
+        return [await run(session, prompt) for prompt in prompts], session, server
     finally:
         await close_session(session)
         server.stop()
+
+
+async def test_a_tool_call_cut_by_max_tokens_never_runs_and_is_asked_again_with_room(tmp_path):
+    # The command is long: at 400 output tokens the reply ends inside its input JSON.
+    command = MARKER_SCRIPT + "x" * 4000
+    steps = [{"tools": [{"name": "Bash", "input": {"command": command}}]}, {"text": "Done."}]
+    [events], session, server = await play(steps, tmp_path, "write the marker", max_output_tokens=400)
     assert ended(events).reason == "completed"
     # It ran once, from the reply that had room; the cut one (partial input) never did.
     assert (tmp_path / "marker.txt").read_text() == "ran\n"
@@ -62,14 +70,7 @@ async def test_a_tool_call_cut_by_max_tokens_never_runs_and_is_asked_again_with_
 
 async def test_a_cut_tool_call_at_the_raised_cap_is_dropped_and_the_model_told(tmp_path):
     cut = {"tools": [{"name": "Bash", "input": {"command": MARKER_SCRIPT}}], "stop_reason": "max_tokens"}
-    server = server_for([cut, cut, {"text": "Stopping here."}])
-    settings = settings_for(server, tmp_path)
-    session = await open_session(settings, tmp_path)
-    try:
-        events = await run(session, "write the marker")
-    finally:
-        await close_session(session)
-        server.stop()
+    [events], session, server = await play([cut, cut, {"text": "Stopping here."}], tmp_path, "write the marker")
     assert ended(events).reason == "completed"
     assert not (tmp_path / "marker.txt").exists()
     assert not [b for m in session.messages if isinstance(m, AssistantMessage) for b in m.tool_uses()]
@@ -79,15 +80,8 @@ async def test_a_cut_tool_call_at_the_raised_cap_is_dropped_and_the_model_told(t
 
 
 async def test_model_context_window_exceeded_is_recovered_like_a_cut_reply(tmp_path):
-    server = server_for(
-        [{"text": "The first half of the answer", "stop_reason": "model_context_window_exceeded"}, {"text": "and the rest."}]
-    )
-    session = await open_session(settings_for(server, tmp_path), tmp_path)
-    try:
-        events = await run(session, "answer at length")
-    finally:
-        await close_session(session)
-        server.stop()
+    steps = [{"text": "The first half of the answer", "stop_reason": "model_context_window_exceeded"}, {"text": "and the rest."}]
+    [events], _, server = await play(steps, tmp_path, "answer at length")
     assert ended(events).reason == "completed" and ended(events).final_text == "and the rest."
     second = bodies(server)[1]["messages"]
     assert second[-2]["content"] == [{"type": "text", "text": "The first half of the answer"}]
@@ -96,14 +90,8 @@ async def test_model_context_window_exceeded_is_recovered_like_a_cut_reply(tmp_p
 
 async def test_a_refusal_is_shown_as_one_and_leaves_the_models_view(tmp_path):
     refusal = {"text": "Here is how you", "stop_reason": "refusal", "stop_details": {"category": "cyber"}}
-    server = server_for([refusal, {"text": "Happy to help with that."}])
-    session = await open_session(settings_for(server, tmp_path), tmp_path)
-    try:
-        events = await run(session, "something refused")
-        later = await run(session, "something fine")
-    finally:
-        await close_session(session)
-        server.stop()
+    steps = [refusal, {"text": "Happy to help with that."}]
+    [events, later], session, server = await play(steps, tmp_path, "something refused", "something fine")
     assert ended(events).reason == "refusal"
     notices = [e.message for e in events if isinstance(e, SystemMessageEvent)]
     assert notices and "declined" in notices[0].content and "cyber" in notices[0].content
@@ -122,13 +110,8 @@ def test_print_mode_reports_a_refusal_as_an_error(emulator, project, home):
 
 
 async def test_pause_turn_sends_the_paused_reply_back_and_continues(tmp_path):
-    server = server_for([{"text": "Searching the web first.", "stop_reason": "pause_turn"}, {"text": "Found it."}])
-    session = await open_session(settings_for(server, tmp_path), tmp_path)
-    try:
-        events = await run(session, "look it up")
-    finally:
-        await close_session(session)
-        server.stop()
+    steps = [{"text": "Searching the web first.", "stop_reason": "pause_turn"}, {"text": "Found it."}]
+    [events], _, server = await play(steps, tmp_path, "look it up")
     assert ended(events).reason == "completed" and ended(events).final_text == "Found it."
     first, second = bodies(server)
     assert second["messages"][:-1] == first["messages"] or second["messages"][: len(first["messages"])] == first["messages"]
