@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from agent_repl.context.compact import SUMMARY_MAX_TOKENS, CompactionOutcome, Trigger, is_typed_prompt
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.fork import append_question
-from agent_repl.context.normalize import normalize_for_api
+from agent_repl.context.normalize import normalize_drafts
 from agent_repl.context.shrink import drop_oldest_rounds, prompt_too_long_gap
-from agent_repl.context.thinking import without_thinking
+from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
 from agent_repl.core.client import ModelResponse
 from agent_repl.core.messages import Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.core.recovery import is_prompt_too_long
@@ -79,8 +79,11 @@ async def ask_for_summary(
     """The summary of `part` (a slice of the view). With `previous_summary`, the second "probe" call
     Gemini makes: the same history, the first summary as the model's reply, then the request again.
     On prompt-too-long the oldest API rounds are dropped and the request retried, as Codex does."""
-    # A slice of the history is a changed prefix: its thinking blocks would be refused.
-    wire = without_thinking(normalize_for_api(part))
+    # A slice of the history may change the prefix of its thinking blocks: those the API would
+    # refuse are left out, exactly as the pipeline does for the main requests.
+    config = session.projector.state.config  # type: ignore[attr-defined]
+    kept = leave_out_stale_thinking(normalize_drafts(part), config.prompt_seed, recorded_prefixes(part))
+    wire = [{"role": d.role, "content": d.content} for d in kept.drafts]
     if previous_summary is not None:
         wire = [*wire, {"role": "assistant", "content": [{"type": "text", "text": previous_summary}]}]
     for attempt in range(MAX_TRIM_RETRIES + 1):

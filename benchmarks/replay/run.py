@@ -39,6 +39,14 @@ from benchmarks.replay.strategies import DIAGNOSTIC_VARIANTS, STRATEGIES
 from benchmarks.replay.trajectory import Trajectory
 
 RESULTS = Path(__file__).resolve().parent / "results"
+# What changed since the run before, in words, from whoever changed it (figures of both runs).
+CHANGES = Path(__file__).resolve().parent / "CHANGES.md"
+
+
+def _changes() -> list[str]:
+    if not CHANGES.is_file():
+        return []
+    return ["## What changed since the previous run", "", *CHANGES.read_text(encoding="utf-8").strip().splitlines(), ""]
 WINDOWS = (200_000, 50_000)
 
 
@@ -126,6 +134,7 @@ def write_report(
         "Replayed replies are the recorded ones whatever the context holds, so these numbers measure cost and what "
         "stays in view, not whether the work would still succeed.",
         "",
+        *_changes(),
         "## Trajectories",
         "",
         *trajectory_table(trajectories),
