@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from agent_repl.agents.definitions import held_back_definitions, load_catalog
+from agent_repl.agents.runner import SubagentRunner, task_tool
 from agent_repl.context.budget import ToolResultBudget
 from agent_repl.context.collapse import CollapseStage
 from agent_repl.context.compact import Compactor
@@ -40,7 +42,7 @@ from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
 from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
 from agent_repl.core.trust import allow_grants
-from agent_repl.mcp.config import held_back_servers
+from agent_repl.mcp.config import held_back_servers, project_servers_trusted
 from agent_repl.mcp.manager import McpManager
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.loader import LoadedSession, load_session
@@ -82,7 +84,11 @@ def git_branch(cwd: Path) -> str:
 
 def held_back_grants(settings: Settings, cwd: Path) -> list[str]:
     """What the folder's own settings would grant once trusted: the trust question lists it."""
-    return [*allow_grants(settings.untrusted_allow), *held_back_servers(settings, cwd)]
+    return [
+        *allow_grants(settings.untrusted_allow),
+        *held_back_servers(settings, cwd),
+        *held_back_definitions(cwd, project_trusted=project_servers_trusted(settings)),
+    ]
 
 
 def find_resume_source(settings: Settings, cwd: Path, target: str | None, *, latest: bool) -> ResumeSource | None:
@@ -152,6 +158,8 @@ async def open_session(
     tools = builtin_tools() if tools is None else sorted(tools, key=lambda tool: tool.name)
     mcp = await McpManager.start(settings, cwd, paths.session_dir / "mcp-logs")
     tools, deferred = with_mcp_tools(settings, tools, mcp)
+    agents = load_catalog(settings.home, cwd, project_trusted=project_servers_trusted(settings))
+    tools = sorted([*tools, task_tool(agents, settings, tools)], key=lambda tool: tool.name)
     pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred)
     pipeline.state.clock = clock
     if resume is not None:
@@ -178,6 +186,13 @@ async def open_session(
         deferred_tools=deferred,
     )
     session.mcp = mcp
+    branch = writer.envelope.git_branch
+
+    def child_pipeline(child_settings: Settings, child_tools: list[Tool]) -> Pipeline:
+        return build_pipeline(child_settings, cwd, child_tools, paths.tool_results_dir)
+
+    SubagentRunner(session, agents, child_pipeline, paths, git_branch=branch).install()
+    session.pending_notices.extend(agents.problems)
     if resume is not None:
         session.loaded_tools = boundary_loaded_tools(slice_after_compact_boundary(history, pipeline.state.compaction.undone))
     install_snip(session, pipeline)

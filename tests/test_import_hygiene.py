@@ -19,6 +19,7 @@ HEADLESS = [
     "agent_repl.commands.builtin",
     "agent_repl.emulator.server",
     "agent_repl.mcp.manager",
+    "agent_repl.agents.runner",
     "tools",
 ]
 

@@ -75,6 +75,17 @@ class ToolProgress(_Event):
     text: str
 
 
+class SubagentProgress(_Event):
+    """What a sub-agent started by a Task call did: one of its tool calls (the assistant entry holding
+    it) or that call's result, for the parent's tool block. Never part of the parent's history."""
+
+    kind: Literal["subagent_progress"] = "subagent_progress"
+    # The parent's Task call.
+    tool_use_id: str
+    agent_id: str
+    message: AssistantMessage | UserMessage
+
+
 class ToolResultEvent(_Event):
     kind: Literal["tool_result"] = "tool_result"
     tool_use_id: str
@@ -150,6 +161,7 @@ AgentEvent = Annotated[
     | ThinkingDelta
     | ToolUseStarted
     | ToolProgress
+    | SubagentProgress
     | ToolResultEvent
     | AssistantMessageEvent
     | SystemMessageEvent

@@ -82,6 +82,7 @@ class Session:
         context_provider: Callable[[Path], str] = session_context,
         clock: Callable[[], datetime] = utc_now,
         deferred_tools: frozenset[str] = frozenset(),
+        system_prompt: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -97,7 +98,7 @@ class Session:
         self.sink = sink
         self.tool_results_dir = tool_results_dir
         self.messages: list[Message] = list(history or [])
-        self.system_prompt = build_system_prompt(cwd)
+        self.system_prompt = system_prompt if system_prompt is not None else build_system_prompt(cwd)
         # Facts about models the built-in table lacks, from the models API (this session's cache).
         self.model_catalog = ModelCatalog()
         self._model = settings.model
@@ -142,6 +143,8 @@ class Session:
         self.mcp: Any = None
         # What a front end should tell the user on opening the session (it was forked from a busy one).
         self.notices: list[str] = []
+        # Warnings for the next turn to show and keep (an agent definition that could not be read).
+        self.pending_notices: list[str] = []
 
     @property
     def tool_definitions(self) -> list[dict[str, Any]]:
@@ -164,7 +167,8 @@ class Session:
 
     def take_notices(self) -> list[str]:
         """Warnings for the user that arose outside a turn (an MCP server that failed or died)."""
-        return self.mcp.take_notices() if self.mcp is not None else []
+        notices, self.pending_notices = self.pending_notices, []
+        return notices + (self.mcp.take_notices() if self.mcp is not None else [])
 
     @property
     def model(self) -> str:

@@ -86,6 +86,8 @@ class Settings(BaseModel):
     # context window (the model then loads schemas through ToolSearch), "always" or "never".
     tool_search: Literal["auto", "always", "never"] = "auto"
     tool_search_share: float = Field(default=0.10, gt=0, le=1)
+    # The tools a sub-agent (Task) gets when its agent definition names none; unset: Glob, Grep, Read.
+    subagent_tools: list[str] | None = None
     # Not from files: the environment and flags only (the user's file may also set api_key).
     home: Path = DEFAULT_HOME
     api_key: str | None = Field(default=None, exclude=True, repr=False)
@@ -143,6 +145,7 @@ FILE_KEYS = {
     "mcp_tool_timeout",
     "tool_search",
     "tool_search_share",
+    "subagent_tools",
 }
 # Keys only the user's own settings file may set: a project's file is shared, and a helper runs code.
 USER_ONLY_KEYS = {"api_key", "api_key_helper"}

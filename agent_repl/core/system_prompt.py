@@ -30,13 +30,12 @@ PROJECT_INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTION_FILE_CHARS = 40_000
 
 
+def environment_section(cwd: Path) -> str:
+    return f"Environment:\nWorking directory: {cwd}\nPlatform: {platform.system().lower()}"
+
+
 def build_system_prompt(cwd: Path) -> str:
-    return (
-        f"{INSTRUCTIONS}\n\n"
-        f"Environment:\n"
-        f"Working directory: {cwd}\n"
-        f"Platform: {platform.system().lower()}"
-    )
+    return f"{INSTRUCTIONS}\n\n{environment_section(cwd)}"
 
 
 def _git(cwd: Path, *args: str) -> str | None:

@@ -55,6 +55,8 @@ class ToolContext:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     # Called with partial output as it arrives (Bash streams here); optional.
     on_progress: Callable[[str], Awaitable[None] | None] | None = None
+    # Called with what a sub-agent did (a `SubagentProgress` event), for the call's block.
+    on_event: Callable[[Any], None] | None = None
     # Bash keeps its working directory across calls here; tools that change it write it back.
     state: dict[str, Any] = field(default_factory=dict)
     # What a tool must not leave in the files it writes (credentials; `.file(path)` rewrites one).
@@ -77,6 +79,8 @@ class Tool:
     is_read_only: ClassVar[bool] = False
     # Whether microcompact may clear this tool's old results (Read, Bash, Grep, Glob, Edit, Write).
     microcompact_clearable: ClassVar[bool] = False
+    # Keys of `structured` the transcript keeps when the result is persisted for its size.
+    kept_when_persisted: ClassVar[frozenset[str]] = frozenset()
     # Changes files (Edit, Write): asked with the diff shown, run without asking in acceptEdits.
     edits_files: ClassVar[bool] = False
     # The model-facing description; subclasses load it from their sibling .md file.

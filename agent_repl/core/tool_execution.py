@@ -17,7 +17,7 @@ from typing import Any
 
 from agent_repl.core.approval import Approver
 from agent_repl.core.credentials import credential_names
-from agent_repl.core.events import ToolProgress
+from agent_repl.core.events import SubagentProgress, ToolProgress
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agent_repl.core.permission_mode import ModeHolder
@@ -90,7 +90,8 @@ def apply_size_limit(tool: Tool, tool_use_id: str, output: ToolOutput, directory
     if len(text) <= limit or is_persisted_preview(text):
         return output, None
     persisted = persist_text(text, tool_use_id, directory)
-    structured = {"persistedOutputPath": str(persisted.path), "persistedOutputSize": persisted.size_bytes}
+    kept = {k: v for k, v in (output.structured or {}).items() if k in tool.kept_when_persisted}
+    structured = {**kept, "persistedOutputPath": str(persisted.path), "persistedOutputSize": persisted.size_bytes}
     content: Any = persisted.preview if others is None else [TextBlock(text=persisted.preview), *others]
     return (
         ToolOutput(content=content, is_error=output.is_error, structured=structured, summary=output.summary),
@@ -102,7 +103,7 @@ async def _run_one(
     runtime: ToolRuntime,
     tool_use: ToolUseBlock,
     cancelled: asyncio.Event,
-    report: Callable[[ToolProgress], None],
+    report: Callable[[ToolProgress | SubagentProgress], None],
 ) -> ToolCallOutcome:
     tool = runtime.tools.get(tool_use.name)
     if tool is None:
@@ -121,6 +122,7 @@ async def _run_one(
         tool_use_id=tool_use.id,
         cancelled=cancelled,
         on_progress=on_progress,
+        on_event=report,
         state=runtime.state,
         redactor=runtime.redactor,
         scrubbed_env=runtime.scrubbed_env,
@@ -170,9 +172,9 @@ def batches(tool_uses: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[
 
 async def execute_tool_calls(
     runtime: ToolRuntime, tool_uses: list[ToolUseBlock], cancelled: asyncio.Event
-) -> AsyncIterator[ToolProgress | ToolCallOutcome]:
+) -> AsyncIterator[ToolProgress | SubagentProgress | ToolCallOutcome]:
     """Yield progress as it happens and each call's outcome as it finishes, in batch order."""
-    queue: asyncio.Queue[ToolProgress | ToolCallOutcome | None] = asyncio.Queue()
+    queue: asyncio.Queue[ToolProgress | SubagentProgress | ToolCallOutcome | None] = asyncio.Queue()
 
     for batch in batches(tool_uses, runtime.tools):
         if cancelled.is_set():

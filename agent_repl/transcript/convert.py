@@ -97,6 +97,8 @@ class Envelope:
     git_branch: str = ""
     is_sidechain: bool = False
     user_type: str = "external"
+    # The sub-agent a sidechain file belongs to.
+    agent_id: str | None = None
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -131,6 +133,7 @@ def message_to_record(msg: Message, envelope: Envelope) -> dict[str, Any]:
     common: dict[str, Any] = {
         "parent_uuid": msg.parent_uuid,
         "is_sidechain": envelope.is_sidechain,
+        "agent_id": envelope.agent_id,
         "user_type": envelope.user_type,
         "cwd": envelope.cwd,
         "session_id": envelope.session_id or msg.session_id,

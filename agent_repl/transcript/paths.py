@@ -2,6 +2,7 @@
 
     <home>/projects/<project slug>/<session_id>.jsonl         the transcript
     <home>/projects/<project slug>/<session_id>/tool-results/ persisted tool outputs
+    <home>/projects/<project slug>/<session_id>/subagents/    sub-agents' sidechain transcripts
 
 The slug is the working directory with `/` replaced by `-`, as Claude Code names its project
 directories, so `/home/ann/proj` becomes `-home-ann-proj`. Nothing here reads the environment:
@@ -71,6 +72,13 @@ class SessionPaths:
     @property
     def tool_results_dir(self) -> Path:
         return self.session_dir / "tool-results"
+
+    @property
+    def subagents_dir(self) -> Path:
+        return self.session_dir / "subagents"
+
+    def subagent_transcript(self, agent_id: str) -> Path:
+        return self.subagents_dir / f"agent-{agent_id}.jsonl"
 
     def tool_result_file(self, tool_use_id: str, suffix: str = ".txt") -> Path:
         return self.tool_results_dir / f"{tool_use_id}{suffix}"

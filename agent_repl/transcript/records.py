@@ -53,6 +53,8 @@ class RecordEnvelope(_CamelModel):
     type: str
     uuid: str
     timestamp: str = ""
+    # Sidechain (sub-agent) files only.
+    agent_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return _dump(self)

@@ -38,7 +38,7 @@ from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.session import SessionWriteError
 from agent_repl.transcript.convert import Envelope, message_to_record
 from agent_repl.transcript.lock import SessionLock
-from agent_repl.transcript.paths import FILE_MODE, SessionPaths
+from agent_repl.transcript.paths import FILE_MODE, SessionPaths, ensure_private_dir
 from agent_repl.transcript.records import SideRecord
 
 
@@ -73,9 +73,12 @@ class TranscriptWriter:
         last_uuid: str | None = None,
         redactor: SecretRedactor | None = None,
         lock: SessionLock | None = None,
+        agent_id: str | None = None,
     ) -> None:
-        """`last_uuid`: when resuming, the leaf of the loaded chain, so new messages link to it."""
+        """`last_uuid`: when resuming, the leaf of the loaded chain, so new messages link to it.
+        `agent_id`: a sub-agent's sidechain file, `<session>/subagents/agent-<id>.jsonl`."""
         self.paths = paths
+        self._path = paths.subagent_transcript(agent_id) if agent_id else paths.transcript
         self.lock = lock
         self.redactor = redactor or SecretRedactor()
         self.envelope = Envelope(
@@ -83,7 +86,8 @@ class TranscriptWriter:
             cwd=str(paths.cwd),
             version=version,
             git_branch=git_branch,
-            is_sidechain=is_sidechain,
+            is_sidechain=is_sidechain or agent_id is not None,
+            agent_id=agent_id,
         )
         self.last_uuid = last_uuid
         self._file: AsyncFileIO | None = None
@@ -91,7 +95,7 @@ class TranscriptWriter:
 
     @property
     def path(self) -> Path:
-        return self.paths.transcript
+        return self._path
 
     def message_record(self, msg: Message) -> dict[str, Any]:
         """The record `append_message` would write for `msg` now (chain link filled in)."""
@@ -185,7 +189,7 @@ class TranscriptWriter:
         data = text.encode("utf-8")
         try:
             if self._file is None:
-                self.paths.ensure_project_dir()
+                ensure_private_dir(self.path.parent)
                 torn = _ends_mid_line(self.path)
                 self._file = await aiofiles.open(self.path, "ab", buffering=0, opener=_open_private)
                 if torn:
@@ -197,7 +201,7 @@ class TranscriptWriter:
     def _write_sync(self, text: str) -> None:
         data = text.encode("utf-8")
         try:
-            self.paths.ensure_project_dir()
+            ensure_private_dir(self.path.parent)
             if _ends_mid_line(self.path):
                 data = b"\n" + data
             fd = _open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)

@@ -3,6 +3,11 @@
     {"steps": [{"text"?, "thinking"?, "tools"?: [{"name", "input"}], "stop_reason"?,
                 "stop_details"?: {"category"?, "explanation"?}}, ...]}
 
+Sub-agents get their own scripts: `"agents": [{"prompt": ..., "steps": [...]}]`. A request whose
+first user message contains an agent's `prompt` is a turn of that conversation and is answered
+from its steps, with a cursor of its own, so sub-agents running at the same time never take
+each other's steps (the main conversation is every other request).
+
 A step may script any stop reason: `refusal` (with its `stop_details`; the text, if any, is what
 was written before the refusal), `pause_turn`, `max_tokens`, `model_context_window_exceeded`.
 
@@ -72,10 +77,29 @@ class _ScenarioStep(BaseModel):
     stop_details: _RefusalDetails | None = None
 
 
+class _AgentScript(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str = Field(min_length=1)
+    steps: list[_ScenarioStep]
+
+
 class _Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     steps: list[_ScenarioStep]
+    agents: list[_AgentScript] = Field(default_factory=list)
+
+
+def _first_user_text(body: dict[str, Any]) -> str:
+    for message in body.get("messages") or []:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
 
 
 def _request_key(request: PolicyRequest) -> str:
@@ -96,7 +120,7 @@ def _request_key(request: PolicyRequest) -> str:
 
 
 class ScriptPolicy:
-    def __init__(self, scenario: dict[str, Any]) -> None:
+    def __init__(self, scenario: dict[str, Any], *, scenario_id: str | None = None) -> None:
         try:
             parsed = _Scenario.model_validate(scenario)
         except ValidationError as exc:
@@ -104,7 +128,18 @@ class ScriptPolicy:
             where = ".".join(str(p) for p in first["loc"]) or "(top level)"
             raise ScenarioError(f"scenario: {where}: {first['msg']}") from exc
         self.steps = parsed.steps
-        self._scenario_id = digest(scenario).hex()[:16]
+        self._scenario_id = scenario_id or digest(scenario).hex()[:16]
+        # Each sub-agent's script, with an id of its own (its tool_use ids differ from the main ones).
+        self._agents = [
+            (
+                agent.prompt,
+                ScriptPolicy(
+                    {"steps": [step.model_dump(exclude_none=True) for step in agent.steps]},
+                    scenario_id=digest([self._scenario_id, agent.prompt]).hex()[:16],
+                ),
+            )
+            for agent in parsed.agents
+        ]
         self._cursor = 0
         self._memo: dict[str, int] = {}
         self._in_flight: dict[str, int] = {}
@@ -128,6 +163,8 @@ class ScriptPolicy:
 
     def reset(self) -> None:
         """Start the scenario over."""
+        for _, agent in self._agents:
+            agent.reset()
         with self._lock:
             self._cursor = 0
             self._memo.clear()
@@ -138,10 +175,19 @@ class ScriptPolicy:
         """The index of the next unanswered step."""
         return self._cursor
 
+    def _agent_for(self, request: PolicyRequest) -> ScriptPolicy | None:
+        if not self._agents:
+            return None
+        first = _first_user_text(request.body)
+        return next((agent for prompt, agent in self._agents if prompt in first), None)
+
     def reply(self, request: PolicyRequest) -> Reply:
         kind = summary.request_kind(request.body)
         if kind is not None:
             return summary.summary_reply(request.body, kind)
+        agent = self._agent_for(request)
+        if agent is not None:
+            return agent.reply(request)
         key = _request_key(request)
         with self._lock:
             step = self._memo.get(key)
@@ -151,6 +197,10 @@ class ScriptPolicy:
 
     def completed(self, request: PolicyRequest, reply: Reply) -> None:
         if summary.request_kind(request.body) is not None:
+            return
+        agent = self._agent_for(request)
+        if agent is not None:
+            agent.completed(request, reply)
             return
         key = _request_key(request)
         with self._lock:

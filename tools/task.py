@@ -1,0 +1,49 @@
+"""Task: the model starts a sub-agent for one task and gets its final answer back (SPEC R8.1).
+
+The tool runs nothing itself: the session puts the sub-agent runner (agent_repl.agents) in the
+shared tool state, as it does the snip callback, and the tool hands the call over. The runner
+is also what lists the agent types in this tool's description, once, at start.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Protocol
+
+from pydantic import BaseModel, Field
+
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from tools._common import ToolArgs
+
+TASK_STATE_KEY = "task"
+TASK_TOOL_NAME = "Task"
+
+
+class TaskArgs(ToolArgs):
+    description: str = Field(min_length=1, description="A short (3-5 word) description of the task")
+    prompt: str = Field(min_length=1, description="The task for the agent to perform")
+    subagent_type: str | None = Field(default=None, description="The type of agent to use for this task")
+
+
+class SubagentStarter(Protocol):
+    async def run_task(self, args: TaskArgs, ctx: ToolContext) -> ToolOutput: ...
+
+
+class Task(Tool):
+    name: ClassVar[str] = TASK_TOOL_NAME
+    args_model: ClassVar[type[BaseModel]] = TaskArgs
+    # It changes nothing itself (its sub-agent's tools ask for themselves), so several run at once.
+    is_read_only: ClassVar[bool] = True
+    # What the transcript keeps of a result persisted for its size (claude-code-log links the sub-agent by agentId).
+    kept_when_persisted: ClassVar[frozenset[str]] = frozenset(
+        {"agentId", "status", "totalDurationMs", "totalTokens", "totalToolUseCount", "usage"}
+    )
+
+    def __init__(self, agent_types: str) -> None:
+        self.description = f"{load_description(__file__, 'task')}\n\nAgent types:\n{agent_types}"  # type: ignore[misc]
+
+    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        assert isinstance(args, TaskArgs)
+        starter = ctx.state.get(TASK_STATE_KEY)
+        if starter is None:
+            return ToolOutput.error("Error: sub-agents are not available in this session.")
+        return await starter.run_task(args, ctx)
