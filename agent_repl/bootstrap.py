@@ -6,6 +6,7 @@ Resuming rebuilds the history from the transcript records alone (SPEC R2.6).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import uuid
@@ -50,6 +51,7 @@ from agent_repl.transcript.lock import SessionLock, holder_pid
 from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.records import SideRecord
 from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
+from agent_repl.transcript.sidechain import copy_subagents
 from agent_repl.transcript.writer import TranscriptWriter
 from tools import builtin_tools
 from tools.tool_search import ToolSearch
@@ -154,6 +156,7 @@ async def open_session(
         for record in resume.loaded.side_records:
             if isinstance(record, SideRecord):
                 await writer.append_record(record)
+        await asyncio.to_thread(copy_subagents, resume.path, writer.path, history, redactor.text)
         history = [m.model_copy(update={"session_id": session_id}) for m in history]
     tools = builtin_tools() if tools is None else sorted(tools, key=lambda tool: tool.name)
     mcp = await McpManager.start(settings, cwd, paths.session_dir / "mcp-logs")

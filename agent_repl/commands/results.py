@@ -111,6 +111,25 @@ class McpReport:
 
 
 @dataclass(frozen=True)
+class AgentRow:
+    name: str
+    description: str
+    scope: str
+    source: str
+    tools: list[str]
+    model: str
+
+
+@dataclass(frozen=True)
+class AgentsReport:
+    """/agents: the agent types Task can start, and the definition files that were left out and why."""
+
+    agents: list[AgentRow]
+    problems: list[str]
+    hint: str = ""
+
+
+@dataclass(frozen=True)
 class RewindChoices:
     """No argument to /rewind: the prompts to go back to (`agent_repl.context.rewind.RewindTarget`s)."""
 
@@ -176,6 +195,7 @@ CommandResult = (
     | SnipDone
     | CompactDone
     | McpReport
+    | AgentsReport
     | RewindChoices
     | RewindOptions
     | RewindDone

@@ -207,11 +207,14 @@ class AgentApp(App[int]):
         return await self.launcher.reopen(resume, previous, self.ask_permission)
 
     async def show_session(self, session: Session) -> None:
+        from agent_repl.transcript.sidechain import subagent_histories
         from agent_repl.ui.history_view import ViewMarks
         from agent_repl.ui.session_info import last_request_usage
 
         state = session.projector.state  # type: ignore[attr-defined]
-        await self.conversation.load(session.messages, ViewMarks.from_state(state))
+        path = getattr(session.sink, "path", None)
+        subagents = await asyncio.to_thread(subagent_histories, Path(path), session.messages) if path else {}
+        await self.conversation.load(session.messages, ViewMarks.from_state(state), subagents)
         if not self.conversation.view.items:
             await self.conversation.add_notice(
                 f"agent-repl in {session.cwd} · /help lists commands and keys · Enter sends, Ctrl+J adds a line, "

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agent_repl.context.ids import short_id
 from agent_repl.core.persisted_output import is_persisted_preview
 from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
-from agent_repl.ui.tool_render import ToolCall
+from agent_repl.ui.tool_render import ToolCall, add_step
 
 if TYPE_CHECKING:
     from agent_repl.core.messages import (
@@ -232,7 +232,9 @@ class ViewMarks:
 class HistoryView:
     """Builds items from history entries, incrementally: feed entries in order with `add`."""
 
-    def __init__(self) -> None:
+    def __init__(self, subagents: dict[str, list[Message]] | None = None) -> None:
+        """`subagents`: by Task call id, the sub-agent's history (its sidechain transcript)."""
+        self.subagents = subagents or {}
         self.items: list[Item] = []
         self._tools: dict[str, ToolItem] = {}
         self._open_compact: CompactItem | None = None
@@ -326,6 +328,8 @@ class HistoryView:
                 return item
             if block.type == "tool_use":
                 item = ToolItem([message.uuid], tool_use_id=block.id, call=ToolCall(block.name, dict(block.input)))
+                for entry in self.subagents.get(block.id, []):
+                    add_step(item.call, entry)
                 self._tools[block.id] = item
                 items.append(item)
             elif block.type == "text" and block.text.strip():

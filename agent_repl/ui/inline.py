@@ -37,6 +37,7 @@ from agent_repl.core.events import (
     AssistantMessageEvent,
     ErrorEvent,
     RequestRetry,
+    SubagentProgress,
     TextDelta,
     ThinkingDelta,
     ToolProgress,
@@ -93,6 +94,8 @@ class InlineRenderer:
             line = Text("● ", style="bold cyan")
             line.append(tool_render.headline(call), style="bold")
             self.console.print(line)
+        elif isinstance(event, SubagentProgress):
+            self._subagent_step(event)
         elif isinstance(event, ToolResultEvent):
             self._tool_result(event)
         elif event.kind == "permission_mode_changed":
@@ -122,6 +125,17 @@ class InlineRenderer:
                 summary, failed = web_result_summary(block.model_dump(mode="json"))
                 self.calls.pop(block.tool_use_id, None)
                 self.console.print(Text(f"  ⎿ {summary}", style="red" if failed else "dim"))
+
+    def _subagent_step(self, event: SubagentProgress) -> None:
+        """A sub-agent's finished tool call, one line under its Task (several may run at once)."""
+        task = self.calls.get(event.tool_use_id)
+        step = tool_render.add_step(task, event.message) if task is not None else None
+        if task is None or step is None or step.result is None:
+            return
+        self._end_stream()
+        line = Text(f"  ⎿ {tool_render.one_line(str(task.input.get('description') or 'sub-agent'), 30)}: ", style="dim")
+        line.append_text(tool_render.header(step, width=60))
+        self.console.print(line)
 
     def _tool_result(self, event: ToolResultEvent) -> None:
         call = self.calls.pop(event.tool_use_id, None) or tool_render.ToolCall(event.name)

@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agent_repl.commands.results import (
+    AgentsReport,
     CommandResult,
     CompactDone,
     ContextView,
@@ -91,6 +92,8 @@ def render_result(result: CommandResult, *, now: datetime | None = None) -> Rend
             f"compacted: ~{result.tokens_before:,} → ~{result.tokens_after:,} tokens in the model's view; "
             "the summary is under the divider (Enter on it to expand), /uncompact takes it back"
         )
+    if isinstance(result, AgentsReport):
+        return _agents(result)
     if isinstance(result, McpReport):
         from agent_repl.ui.render_mcp import render_mcp
 
@@ -368,3 +371,20 @@ def render_rewind_options(target: Any) -> RenderableType:
         text.append(BASH_NOT_TRACKED + "\n", style="yellow")
     text.append("[b] code and conversation · [c] conversation · [o] code only · empty: never mind")
     return text
+
+
+def _agents(report: AgentsReport) -> RenderableType:
+    """One block per agent type: name, where it is defined, its model and tools, what it is for."""
+    parts: list[RenderableType] = [Text("Agent types (Task's subagent_type)", style="bold underline")]
+    for row in report.agents:
+        text = Text()
+        text.append(show_controls(row.name), style="bold")
+        text.append(f"  {show_controls(row.source or row.scope)}", style="dim")
+        text.append(f"\n  model: {show_controls(row.model)} · tools: {show_controls(', '.join(row.tools) or 'none')}", style="dim")
+        text.append(f"\n  {show_controls(row.description)}")
+        parts.append(text)
+    for problem in report.problems:
+        parts.append(Text(show_controls(problem), style="yellow"))
+    if report.hint:
+        parts.append(Text(report.hint, style="dim"))
+    return Group(*parts)

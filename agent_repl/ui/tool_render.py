@@ -22,10 +22,13 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
+from agent_repl.core.messages import AssistantMessage, Message, ToolUseBlock, UserMessage
 from agent_repl.core.visible import show_controls
 
 HEADLINE_WIDTH = 90
 RESULT_PREVIEW_LINES = 30
+# The newest tool calls of a sub-agent a Task block lists.
+TASK_STEPS_SHOWN = 12
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 OPEN_BY_DEFAULT = EDIT_TOOLS | {"TodoWrite", "ExitPlanMode"}
 # The API's own web tools: their result lists the pages (`tool_views`).
@@ -49,6 +52,27 @@ class ToolCall:
     # Claude Code's `toolUseResult` (a dict in its shapes, or a string), when the transcript has one.
     structured: Any = None
     progress: str = ""
+    # A Task call's sub-agent: its own tool calls, as far as they have got (`add_step`).
+    steps: list[ToolCall] = field(default_factory=list)
+    step_ids: dict[str, ToolCall] = field(default_factory=dict, repr=False)
+
+
+def add_step(call: ToolCall, message: Message) -> ToolCall | None:
+    """An entry of a sub-agent's history joins its Task call: a tool call becomes a step, a result
+    completes its step. The step it touched, if any."""
+    touched = None
+    if isinstance(message, AssistantMessage):
+        for block in message.content:
+            if isinstance(block, ToolUseBlock):
+                touched = call.step_ids[block.id] = ToolCall(block.name, dict(block.input))
+                call.steps.append(touched)
+    elif isinstance(message, UserMessage):
+        for result in message.tool_results():
+            step = call.step_ids.get(result.tool_use_id)
+            if step is not None:
+                step.result, step.is_error, step.structured = result.text(), result.is_error, message.tool_use_result
+                touched = step
+    return touched
 
 
 def one_line(text: str, width: int = HEADLINE_WIDTH) -> str:
@@ -79,6 +103,8 @@ def _plural(count: int, word: str) -> str:
 
 def outcome(call: ToolCall) -> str:
     """One line on how the call went, for the header and the inline `⎿` line."""
+    if call.result is None and call.steps:
+        return f"running… {_plural(len(call.steps), 'tool use')} · {headline(call.steps[-1], 60)}"
     if call.result is None:
         return one_line(call.progress or "running…", 100)
     data, info = call.input, _structured(call)
@@ -185,6 +211,14 @@ def _task_block(call: ToolCall) -> RenderableType:
     title = one_line(f"{data.get('subagent_type') or 'sub-task'}: {data.get('description') or ''}", 80)
     prompt = str(data.get("prompt") or "")
     inner = Text(preview(prompt, 6), style="dim")
+    shown = call.steps[-TASK_STEPS_SHOWN:]
+    if len(call.steps) > len(shown):
+        inner.append(f"\n\n… {len(call.steps) - len(shown)} earlier tool uses", style="dim")
+    elif shown:
+        inner.append("\n")
+    for step in shown:
+        inner.append("\n")
+        inner.append_text(header(step, width=70))
     if call.result is not None:
         inner.append("\n\n")
         inner.append(preview(call.result), style="red" if call.is_error else "")

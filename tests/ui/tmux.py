@@ -218,9 +218,9 @@ class TmuxBed:
         (path / "README.md").write_text("# Demo project\n\nA tiny project for terminal tests.\n")
         return path
 
-    def script(self, steps: list[dict[str, Any]]) -> None:
-        """What the model answers from now on, step by step."""
-        self.server.reset(policy=ScriptPolicy({"steps": steps}))
+    def script(self, steps: list[dict[str, Any]], agents: list[dict[str, Any]] | None = None) -> None:
+        """What the model answers from now on, step by step (`agents`: the sub-agents' own scripts)."""
+        self.server.reset(policy=ScriptPolicy({"steps": steps, "agents": agents or []}))
 
     def start(
         self,

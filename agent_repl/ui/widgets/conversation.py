@@ -88,11 +88,14 @@ class Conversation(VerticalScroll):
 
     # -- the whole history -------------------------------------------------------------
 
-    async def load(self, messages: list[Message], marks: ViewMarks | None = None) -> None:
-        """Show a session's history (a fresh start, a resume, /clear)."""
+    async def load(
+        self, messages: list[Message], marks: ViewMarks | None = None, subagents: dict[str, list[Message]] | None = None
+    ) -> None:
+        """Show a session's history (a fresh start, a resume, /clear); `subagents`: the history of the
+        sub-agent each Task call started, by the call's id."""
         await self._end_stream()
         await self.remove_children()
-        self.view = HistoryView()
+        self.view = HistoryView(subagents)
         self.widgets = {}
         self.marks = marks or ViewMarks()
         self._seen = {m.uuid for m in messages}
@@ -191,6 +194,11 @@ class Conversation(VerticalScroll):
             widget = self.widgets.get(tool.key) if tool else None
             if isinstance(widget, ToolBlock):
                 widget.set_progress(event.text)  # type: ignore[union-attr]
+        elif kind == "subagent_progress":
+            tool = self.view.tool(event.tool_use_id)  # type: ignore[union-attr]
+            widget = self.widgets.get(tool.key) if tool else None
+            if isinstance(widget, ToolBlock):
+                widget.add_step(event.message)  # type: ignore[union-attr]
         elif kind == "tool_result":
             await self._tool_result(event)
         elif kind == "system_message":

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
+from agent_repl.core.messages import AssistantMessage, UserMessage
 from agent_repl.ui import tool_render
 from agent_repl.ui.history_view import ToolItem
 
@@ -65,6 +66,12 @@ class ToolBlock(Collapsible):
     def set_progress(self, text: str) -> None:
         self.item.call.progress = text.strip().splitlines()[-1][:100] if text.strip() else ""
         self.title = self._title_text()  # type: ignore[assignment]
+
+    def add_step(self, message: AssistantMessage | UserMessage) -> None:
+        """A Task call's sub-agent made a tool call or got its result."""
+        if tool_render.add_step(self.item.call, message) is not None:
+            self.title = self._title_text()  # type: ignore[assignment]
+            self._fill()
 
     def set_mark(self, mark: str | None) -> None:
         if mark != self.mark:
