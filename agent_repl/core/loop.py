@@ -68,7 +68,7 @@ from agent_repl.core.tool_execution import ToolCallOutcome, execute_tool_calls
 from agent_repl.core.user_actions import mention_messages
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.core.turn_session import TurnSession
 
 MAX_STREAM_RETRIES = 3
 # A turn the API paused (pause_turn) is continued at most this many times in a row.
@@ -133,21 +133,21 @@ async def _sleep_or_interrupt(seconds: float, cancelled: asyncio.Event) -> None:
     raise Interrupted
 
 
-def _ended(session: Session, state: State, reason: TurnEndReason) -> TurnEnded:
+def _ended(session: TurnSession, state: State, reason: TurnEndReason) -> TurnEnded:
     if state.requests:
         for hook in session.after_turn_hooks:
             hook(session)
     return TurnEnded(reason=reason, num_requests=state.requests, usage=state.turn_usage, final_text=state.final_text)
 
 
-async def _append_events(session: Session, messages: list[Message]) -> AsyncIterator[AgentEvent]:
+async def _append_events(session: TurnSession, messages: list[Message]) -> AsyncIterator[AgentEvent]:
     for message in messages:
         await session.append(message)
         if isinstance(message, SystemMessage):
             yield SystemMessageEvent(message=message)
 
 
-async def _project(session: Session) -> tuple[Projection, list[AgentEvent]]:
+async def _project(session: TurnSession) -> tuple[Projection, list[AgentEvent]]:
     projection = session.projector.project(session.messages)
     for record in projection.records:
         await session.append_record(record)
@@ -156,7 +156,7 @@ async def _project(session: Session) -> tuple[Projection, list[AgentEvent]]:
 
 
 async def compact_now(
-    session: Session, trigger: Trigger, instructions: str | None = None, *, byte_budget: int | None = None
+    session: TurnSession, trigger: Trigger, instructions: str | None = None, *, byte_budget: int | None = None
 ) -> AsyncIterator[AgentEvent | bool]:
     """Run one compaction, yielding its events and finally whether it worked (also for /compact)."""
     guard = session.context_guard
@@ -177,7 +177,7 @@ async def compact_now(
     yield outcome.ok
 
 
-async def run_turn(session: Session, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
+async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
     session.cancelled.clear()
     await session.ensure_started()
     user_message = await session.append(UserMessage(content=prompt))
@@ -368,7 +368,7 @@ def complete_content(response: ModelResponse) -> list[ContentBlock]:
     return content
 
 
-async def _refused(session: Session, response: ModelResponse, state: State) -> AsyncIterator[AgentEvent]:
+async def _refused(session: TurnSession, response: ModelResponse, state: State) -> AsyncIterator[AgentEvent]:
     """A refusal is shown as one; the refused reply stays in the history but leaves the model's view."""
     details = response.stop_details or {}
     category = details.get("category")
@@ -384,7 +384,7 @@ async def _refused(session: Session, response: ModelResponse, state: State) -> A
 
 
 async def _recover(
-    session: Session, state: State, exc: BaseException, body: dict[str, Any]
+    session: TurnSession, state: State, exc: BaseException, body: dict[str, Any]
 ) -> AsyncIterator[AgentEvent | bool]:
     """Try the recovery steps for a failed request, cheapest first; the last item says whether to retry."""
     guard = session.context_guard
@@ -440,7 +440,7 @@ async def _recover(
 
 
 async def _store_reply(
-    session: Session, response: ModelResponse, content: list[ContentBlock], prefixes: list[str]
+    session: TurnSession, response: ModelResponse, content: list[ContentBlock], prefixes: list[str]
 ) -> AsyncIterator[AgentEvent]:
     """One history entry per content block, sharing the reply's message id (as Claude Code stores
     it); each keeps the digest of the prefix it was produced after."""
@@ -461,7 +461,7 @@ async def _store_reply(
             yield ToolUseStarted(tool_use_id=block.id, name=block.name, input=block.input)
 
 
-async def _run_tools(session: Session, tool_uses: list[ToolUseBlock]) -> AsyncIterator[AgentEvent]:
+async def _run_tools(session: TurnSession, tool_uses: list[ToolUseBlock]) -> AsyncIterator[AgentEvent]:
     runtime = session.tool_runtime(session.ask)
     changes = session.mode.changes
     async for item in execute_tool_calls(runtime, tool_uses, session.cancelled):
@@ -485,14 +485,14 @@ async def _run_tools(session: Session, tool_uses: list[ToolUseBlock]) -> AsyncIt
             yield item
 
 
-async def _notices(session: Session) -> AsyncIterator[AgentEvent]:
+async def _notices(session: TurnSession) -> AsyncIterator[AgentEvent]:
     """Warnings that arose outside the model's reply (an MCP server that failed), kept in the transcript."""
     for text in session.take_notices():
         notice = await session.append(SystemMessage(subtype="informational", content=text, level="warning"))
         yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
 
 
-async def _record_interruption(session: Session, partial_text: str, state: State) -> AsyncIterator[AgentEvent]:
+async def _record_interruption(session: TurnSession, partial_text: str, state: State) -> AsyncIterator[AgentEvent]:
     """Keep what the user already saw of an interrupted reply, then mark the interruption."""
     if partial_text:
         entry = await session.append(

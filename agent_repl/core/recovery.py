@@ -1,16 +1,13 @@
 """What the loop needs to recover from a full context or a failing request (SPEC R3.7).
 
-The loop stays ignorant of how compaction works: it talks to a `ContextGuard` (the context
-package provides one) through this protocol, and classifies API errors with pure functions.
+The loop stays ignorant of how compaction works: it talks to a `ContextGuard` (see
+agent_repl.core.turn_session), and classifies API errors with the pure functions here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
-
-if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+from typing import Any, Literal
 
 Trigger = Literal["auto", "manual", "reactive"]
 
@@ -23,30 +20,6 @@ CONTINUE_NUDGE = (
     "Your last reply hit the output token limit and was cut off. Continue exactly where it stopped, "
     "without apologizing or repeating anything. If much remains, split the rest into smaller steps."
 )
-
-
-class CompactionResult(Protocol):
-    ok: bool
-    message: str
-    tokens_before: int
-    tokens_after: int
-    new_messages: list[Any]
-
-
-class ContextGuard(Protocol):
-    def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool: ...
-
-    def blocking_message(self, session: Session, estimated_tokens: int) -> str | None: ...
-
-    async def compact(
-        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
-    ) -> CompactionResult:
-        """`byte_budget`: after a 413, the most bytes the compaction request and the view after it may hold."""
-        ...
-
-    def drain_collapses(self, session: Session) -> list[Any]: ...
-
-    def breaker_just_opened(self) -> bool: ...
 
 
 def _error_body(exc: BaseException) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from agent_repl.core.models import ModelCatalog, ModelInfo, cost_usd
 from agent_repl.core.permission_mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
-from agent_repl.core.recovery import ContextGuard
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.request import build_request, tool_definitions
 from agent_repl.core.settings import Settings
@@ -28,6 +27,7 @@ from agent_repl.core.system_prompt import build_system_prompt, session_context
 from agent_repl.core.thinking_prefix import prefix_seed
 from agent_repl.core.tool import Tool
 from agent_repl.core.tool_execution import ToolRuntime
+from agent_repl.core.turn_session import ContextGuard
 
 
 class SessionWriteError(Exception):

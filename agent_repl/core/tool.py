@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -19,8 +19,12 @@ from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import DocumentBlock, ImageBlock, TextBlock, ToolReferenceBlock
 from agent_repl.core.permissions import PermissionRequest
 
-if TYPE_CHECKING:
-    from agent_repl.core.redaction import SecretRedactor
+
+class FileRedactor(Protocol):
+    """Rewrites a file without credentials (agent_repl.core.redaction.SecretRedactor is one)."""
+
+    def file(self, path: Path) -> bool: ...
+
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 
@@ -60,7 +64,7 @@ class ToolContext:
     # Bash keeps its working directory across calls here; tools that change it write it back.
     state: dict[str, Any] = field(default_factory=dict)
     # What a tool must not leave in the files it writes (credentials; `.file(path)` rewrites one).
-    redactor: SecretRedactor | None = None
+    redactor: FileRedactor | None = None
     # Environment variables a process the tool starts must not get.
     scrubbed_env: frozenset[str] = frozenset()
     # The files the model has read or written in this session, as they were then.

@@ -20,7 +20,7 @@ from agent_repl.core.permissions import Decision, PermissionRequest
 from agent_repl.core.tool_execution import ToolCallOutcome, execute_tool_calls
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.core.turn_session import TurnSession
 
 # `@path` at the start or after whitespace; `@"a path with spaces"` too.
 _MENTION = re.compile(r'(?:^|(?<=\s))@("[^"\n]+"|[^\s"]+)')
@@ -32,7 +32,7 @@ async def _user_approved(request: PermissionRequest) -> Decision:
     return Decision.ALLOW_ONCE
 
 
-async def run_user_tool(session: Session, name: str, tool_input: dict[str, Any]) -> ToolCallOutcome | None:
+async def run_user_tool(session: TurnSession, name: str, tool_input: dict[str, Any]) -> ToolCallOutcome | None:
     """Run one tool call the user asked for, the way the model's calls run."""
     runtime = session.tool_runtime(_user_approved)
     call = ToolUseBlock(id=f"toolu_user_{uuid.uuid4().hex[:20]}", name=name, input=tool_input)
@@ -70,7 +70,7 @@ def _shown(path: Path, cwd: Path) -> str:
         return str(path)
 
 
-async def mention_messages(session: Session, prompt: str) -> list[Message]:
+async def mention_messages(session: TurnSession, prompt: str) -> list[Message]:
     """For each `@path`: a meta message with the file (read by the Read tool) or the directory's
     listing, and a notice for the screen."""
     messages: list[Message] = []
@@ -100,7 +100,7 @@ async def mention_messages(session: Session, prompt: str) -> list[Message]:
     return messages
 
 
-async def run_shell_command(session: Session, command: str) -> AsyncIterator[AgentEvent]:
+async def run_shell_command(session: TurnSession, command: str) -> AsyncIterator[AgentEvent]:
     """`!command`: run it through Bash, show it, and keep it and its output in the conversation
     (as Claude Code's `<bash-input>` / `<bash-stdout>` records)."""
     session.cancelled.clear()
