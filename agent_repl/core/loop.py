@@ -61,6 +61,7 @@ from agent_repl.core.recovery import (
     is_overloaded,
     is_prompt_too_long,
     is_request_too_large,
+    rejects_web_tools,
 )
 from agent_repl.core.request import build_request
 from agent_repl.core.thinking_prefix import reply_prefixes
@@ -86,7 +87,7 @@ class State:
     requests: int = 0
     # Why the loop went round again: "start", "tool_results", "stream_retry", "collapse_drain_retry",
     # "reactive_compact_retry", "max_output_tokens_escalate", "max_output_tokens_recovery", "fallback_model",
-    # "pause_turn".
+    # "pause_turn", "web_tools_off_retry".
     transition: str = "start"
     stream_retries: int = 0
     max_output_tokens_override: int | None = None
@@ -423,6 +424,20 @@ async def _recover(
             yield False
             return
         state.transition = "stream_retry"
+        yield True
+        return
+    if rejects_web_tools(exc) and session.settings.web_tools:
+        session.turn_off_web_tools()
+        notice = await session.append(
+            SystemMessage(
+                subtype="informational",
+                content=f"{describe_api_error(exc).rstrip('.')}. WebSearch and WebFetch are off for this session; "
+                'set "web_tools": false in settings to leave them out from the start.',
+                level="warning",
+            )
+        )
+        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+        state.transition = "web_tools_off_retry"
         yield True
         return
     fallback = session.settings.fallback_model

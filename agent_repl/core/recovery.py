@@ -41,6 +41,13 @@ def is_request_too_large(exc: BaseException) -> bool:
     return getattr(exc, "status_code", None) == 413 or _error_body(exc).get("type") == "request_too_large"
 
 
+def rejects_web_tools(exc: BaseException) -> bool:
+    """A 400 that names the API's web tools: the organization (or a gateway in front of the API) has
+    not enabled them, so every request that declares them would fail the same way."""
+    message = str(_error_body(exc).get("message") or "")
+    return getattr(exc, "status_code", None) == 400 and ("web_search" in message or "web_fetch" in message)
+
+
 def is_overloaded(exc: BaseException) -> bool:
     return getattr(exc, "status_code", None) == 529 or _error_body(exc).get("type") == "overloaded_error"
 

@@ -160,6 +160,11 @@ class Session:
             ))
         return self._definitions[1]
 
+    def turn_off_web_tools(self) -> None:
+        """Leave the API's web tools out of every later request of this session."""
+        self.settings = self.settings.model_copy(update={"web_tools": False})
+        self._definitions = None
+
     def request_tools(self, loaded: frozenset[str]) -> list[dict[str, Any]]:
         """The tool list for a request whose view's compact boundary loaded `loaded`."""
         self.loaded_tools = loaded

@@ -46,6 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="play an account created before 2026-08-31: a changed thinking prefix fails only when asked",
     )
     parser.add_argument(
+        "--no-web-tools",
+        action="store_true",
+        help="play an organization whose administrator has not enabled web search and fetch",
+    )
+    parser.add_argument(
         "--max-recorded",
         type=int,
         default=RecordLimit.exchanges,
@@ -86,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             record_limit=record_limit,
             cache_editing=args.cache_editing,
             thinking_prefix_enforced=not args.lenient_thinking_prefix,
+            web_tools_enabled=not args.no_web_tools,
         )
     except ValueError as err:
         parser.error(str(err))

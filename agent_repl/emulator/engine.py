@@ -36,7 +36,7 @@ from agent_repl.emulator.output import shape_reply, thinking_mode
 from agent_repl.emulator.policies.base import Policy, PolicyRequest, Reply, base62
 from agent_repl.emulator.prompt import Draft, PromptView, draft_prompt, draft_tokens, render, visible_body
 from agent_repl.emulator.request_error import EmulatorRequestError
-from agent_repl.emulator.server_tools import WebFixtures, run_server_tools
+from agent_repl.emulator.server_tools import WebFixtures, reject_disabled_web_tools, run_server_tools
 from agent_repl.emulator.thinking_binding import THINKING_BINDING_BETA, BindingState, check_thinking
 from agent_repl.emulator.tokens import TokenCounter
 
@@ -133,8 +133,11 @@ class Engine:
         *,
         cache_editing: bool = False,
         thinking_prefix_enforced: bool = True,
+        web_tools_enabled: bool = True,
     ) -> None:
         """`cache_editing`: accept our cache-editing beta (not part of the public API).
+        `web_tools_enabled=False` plays an organization whose administrator has not enabled web
+        search and fetch: a request that declares them is refused.
         `thinking_prefix_enforced`: the prefix check fails requests by default, as for accounts
         created from 2026-08-31 on (older accounts: only when `block_binding` asks)."""
         self.models = models
@@ -143,6 +146,7 @@ class Engine:
         self.context_window = context_window
         self.cache_editing = cache_editing
         self.thinking_prefix_enforced = thinking_prefix_enforced
+        self.web_tools_enabled = web_tools_enabled
         self.cache = PromptCache(clock)
         self.meter = UsageMeter()
         self._history = PromptHistory()
@@ -180,6 +184,8 @@ class Engine:
         if CACHE_EDITING_BETA in betas and not self.cache_editing:
             raise unknown_beta(CACHE_EDITING_BETA)
         check_compaction_request(body, spec, betas)
+        if not self.web_tools_enabled:
+            reject_disabled_web_tools(body)
         draft = draft_prompt(body)
         model_ids = sorted({s.id for s in self.models.values()})
         binding = check_thinking(

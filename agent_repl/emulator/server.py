@@ -61,6 +61,7 @@ def build_engine(
     *,
     cache_editing: bool = False,
     thinking_prefix_enforced: bool = True,
+    web_tools_enabled: bool = True,
 ) -> Any:
     """An Engine for `policy`: a Policy object, or a plain function of PolicyRequest -> Reply."""
     if not hasattr(policy, "reply") and callable(policy):
@@ -72,6 +73,7 @@ def build_engine(
         context_window=context_window,
         cache_editing=cache_editing,
         thinking_prefix_enforced=thinking_prefix_enforced,
+        web_tools_enabled=web_tools_enabled,
     )
 
 
@@ -114,6 +116,7 @@ class EmulatorServer:
         control_token: str | None = None,
         cache_editing: bool = False,
         thinking_prefix_enforced: bool = True,
+        web_tools_enabled: bool = True,
     ) -> None:
         """The public Messages API by default. `cache_editing` adds our cache-editing beta (the
         public API has none); `thinking_prefix_enforced=False` plays an account created before
@@ -129,6 +132,7 @@ class EmulatorServer:
         self.engine_options = {
             "cache_editing": cache_editing,
             "thinking_prefix_enforced": thinking_prefix_enforced,
+            "web_tools_enabled": web_tools_enabled,
         }
         self.clock: Callable[[], float] = clock if clock is not None else AdjustableClock()
         if engine is None:

@@ -26,6 +26,7 @@ from urllib.parse import urlparse
 
 from agent_repl.emulator.blocks import Block
 from agent_repl.emulator.policies.base import PolicyRequest, Reply
+from agent_repl.emulator.request_error import EmulatorRequestError
 
 MAX_ITERATIONS = 10
 SEARCH_RESULTS = 5
@@ -75,6 +76,14 @@ def declared(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
         if name in TOOL_TYPES and kind.startswith(TOOL_TYPES[name]):
             tools[name] = tool
     return tools
+
+
+def reject_disabled_web_tools(body: dict[str, Any]) -> None:
+    """An organization whose administrator has not enabled the web tools: a request declaring one fails."""
+    for name in declared(body):
+        raise EmulatorRequestError(
+            f"tools: {name} is not enabled for this organization (an administrator can enable it in the Console)"
+        )
 
 
 def _domain_allowed(url: str, tool: dict[str, Any]) -> bool:

@@ -136,3 +136,51 @@ async def test_the_web_tools_can_be_turned_off_and_the_demo_uses_them(project: P
         await close_session(off)
         server.stop()
     assert not [t for t in bodies[-1]["tools"] if t["name"].startswith("web_")]
+
+
+async def test_an_organization_without_web_tools_gets_one_notice_and_a_working_session(project: Path, home: Path):
+    server = EmulatorServer(policy=DemoPolicy(), web_tools_enabled=False)
+    server.start()
+    session = await _session(server, project, home)
+    try:
+        first = [e async for e in session.run_turn("say hello")]
+        second = [e async for e in session.run_turn("say hello again")]
+    finally:
+        await close_session(session)
+        server.stop()
+    for events in (first, second):
+        assert [e.reason for e in events if isinstance(e, TurnEnded)] == ["completed"]
+    notices = [e.message.content for e in first if e.kind == "system_message"]
+    assert len(notices) == 1 and "is not enabled for this organization" in notices[0], notices
+    assert "WebSearch and WebFetch are off for this session" in notices[0]
+    assert not [e for e in second if e.kind == "system_message"]
+    exchanges = server.recordings.messages
+    # One refused request, then none that declares the web tools again.
+    assert [e.status for e in exchanges] == [400, 200, 200]
+    assert sorted(t["name"] for t in exchanges[0].body["tools"] if t["name"].startswith("web_")) == ["web_fetch", "web_search"]
+    for exchange in exchanges[1:]:
+        assert not [t for t in exchange.body["tools"] if t["name"].startswith("web_")]
+    records = [r for r in load_session(session.sink.path).messages if r.type == "system"]
+    assert any("is not enabled for this organization" in r.content for r in records)
+
+
+def test_the_emulator_refuses_web_tools_for_such_an_organization():
+    server = EmulatorServer(policy=DemoPolicy(), web_tools_enabled=False)
+    server.start()
+    try:
+        import anthropic
+
+        client = anthropic.Anthropic(api_key="k", base_url=server.base_url, max_retries=0)
+        tools = [{"type": "web_search_20250305", "name": "web_search"}]
+        try:
+            client.messages.create(model="claude-sonnet-5-5", max_tokens=100, tools=tools,
+                                   messages=[{"role": "user", "content": "hi"}])  # fmt: skip
+        except anthropic.BadRequestError as exc:
+            assert exc.body["error"]["type"] == "invalid_request_error"
+            assert "web_search is not enabled for this organization" in exc.body["error"]["message"]
+        else:
+            raise AssertionError("the request declaring web_search was accepted")
+        reply = client.messages.create(model="claude-sonnet-5-5", max_tokens=100, messages=[{"role": "user", "content": "hi"}])
+        assert reply.content
+    finally:
+        server.stop()
