@@ -225,6 +225,7 @@ class AgentApp(App[int]):
         total = usage.total_input() if usage else 0
         self.status.set_session(
             model=session.model,
+            context_window=state.config.context_window,
             effective_window=state.config.effective_window,
             context_tokens=0,
             cost_usd=session.cost_total_usd,
@@ -350,7 +351,7 @@ class AgentApp(App[int]):
             usage = context_usage(self.session)
         except TypeError:  # a session without the context pipeline keeps the last reported figure
             return
-        self.status.set_context(usage.used_tokens, usage.effective_window)
+        self.status.set_context(usage.used_tokens, usage.context_window, usage.effective_window)
 
     def refresh_marks(self) -> None:
         from agent_repl.ui.history_view import ViewMarks

@@ -235,7 +235,7 @@ def render_context(report: Any) -> RenderableType:
     parts: list[RenderableType] = [head, Text(""), top]
     if report.stages:
         stages = Table(
-            title="What each pipeline stage did to the next request",
+            title="What each pipeline stage did to the next request (local counts; the total above is anchored on the API's last usage)",
             title_justify="left",
             box=None,
             header_style="bold",

@@ -11,18 +11,33 @@ from agent_repl.ui.widgets.status_line import short_tokens
 from .tmux import TmuxBed, unwrapped
 
 READY = "/help lists commands"
-_HEADER = re.compile(r"Context \S+ · ([\d,]+) / [\d,]+ tokens")
-_STATUS = re.compile(r"(\d[\d.]*[kM]?)/\d[\d.]*[kM]? \(\d+%\)")
+_HEADER = re.compile(r"Context \S+ · ([\d,]+) / ([\d,]+) tokens")
+_STATUS = re.compile(r"(\d[\d.]*[kM]?)/(\d[\d.]*[kM]?) \(\d+%\)")
 
 
 def _context_figure(screen: str) -> int:
     """The used tokens in the newest /context header on the screen."""
-    return int(_HEADER.findall(unwrapped(screen))[-1].replace(",", ""))
+    return int(_HEADER.findall(unwrapped(screen))[-1][0].replace(",", ""))
+
+
+def _context_window(screen: str) -> int:
+    """The window in the newest /context header on the screen."""
+    return int(_HEADER.findall(unwrapped(screen))[-1][1].replace(",", ""))
+
+
+def _status_match(screen: str) -> re.Match[str]:
+    [line] = [line for line in screen.splitlines() if _STATUS.search(line)][-1:]
+    match = _STATUS.search(line)
+    assert match is not None
+    return match
 
 
 def _status_figure(screen: str) -> str:
-    [line] = [line for line in screen.splitlines() if _STATUS.search(line)][-1:]
-    return _STATUS.search(line).group(1)
+    return _status_match(screen).group(1)
+
+
+def _status_window(screen: str) -> str:
+    return _status_match(screen).group(2)
 
 
 def test_the_status_line_and_context_show_one_figure_and_follow_snip(tmux_bed: TmuxBed):
@@ -38,6 +53,8 @@ def test_the_status_line_and_context_show_one_figure_and_follow_snip(tmux_bed: T
     screen = term.wait_for("Largest entries in the view")
     before = _context_figure(screen)
     assert _status_figure(screen) == short_tokens(before)
+    # Out of the same window, too (it read 980k against /context's 1,000,000).
+    assert _status_window(screen) == short_tokens(_context_window(screen))
     # At 80 columns the ids /snip needs are whole: six characters, never cut to "zhr…".
     rows = re.findall(r"│ ([0-9a-z]{6}) +user +[\d,]+ ", screen)
     assert rows, screen

@@ -46,6 +46,9 @@ class StatusLine(Static):
         super().__init__(id=id)
         self.model = ""
         self.context_tokens = 0
+        # The figure is out of the whole window, as /context shows it; the distance to autocompact
+        # comes from the effective window (the window less the reply's reserve).
+        self.context_window = 0
         self.effective_window = 0
         self.cache_read_share: float | None = None
         self.cost_usd = 0.0
@@ -58,6 +61,7 @@ class StatusLine(Static):
         self,
         *,
         model: str,
+        context_window: int,
         effective_window: int,
         context_tokens: int,
         cost_usd: float,
@@ -65,6 +69,7 @@ class StatusLine(Static):
         cache_read_share: float | None = None,
     ) -> None:
         self.model = model
+        self.context_window = context_window
         self.effective_window = effective_window
         self.context_tokens = context_tokens
         self.cost_usd = cost_usd
@@ -72,8 +77,9 @@ class StatusLine(Static):
         self.cache_read_share = cache_read_share
         self.refresh_line()
 
-    def set_context(self, used_tokens: int, effective_window: int) -> None:
+    def set_context(self, used_tokens: int, context_window: int, effective_window: int) -> None:
         self.context_tokens = used_tokens
+        self.context_window = context_window
         self.effective_window = effective_window
         self.refresh_line()
 
@@ -101,11 +107,11 @@ class StatusLine(Static):
             text.append(self.mode_label, style=style)
             text.append(" (shift+tab to cycle)  ", style="dim")
         text.append(self.model or "starting…", style="bold")
-        if self.effective_window:
-            share = self.context_tokens / self.effective_window
+        if self.context_window:
+            share = self.context_tokens / self.context_window
             text.append("  ")
-            text.append_text(context_bar(self.context_tokens, self.effective_window))
-            text.append(f" {short_tokens(self.context_tokens)}/{short_tokens(self.effective_window)} ({share:.0%})")
+            text.append_text(context_bar(self.context_tokens, self.context_window))
+            text.append(f" {short_tokens(self.context_tokens)}/{short_tokens(self.context_window)} ({share:.0%})")
             to_compact = autocompact_threshold(self.effective_window) - self.context_tokens
             text.append(
                 f"  {short_tokens(max(0, to_compact))} to autocompact", style="dim" if to_compact > 0 else "red"
