@@ -43,7 +43,6 @@ from agent_repl.core.events import (
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import ToolUseBlock, Usage
 from agent_repl.core.models import resolve_model
-from agent_repl.core.permissions import PermissionRequest
 from agent_repl.core.persisted_output import ensure_private_dir
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
@@ -102,8 +101,6 @@ class SubagentRunner:
         self.paths = paths
         self.git_branch = git_branch
         self.default_tools = default_tools(parent.settings)
-        # Concurrent sub-agents ask the user one question at a time.
-        self._ask_lock = asyncio.Lock()
 
     def install(self) -> None:
         self.parent.tool_state[TASK_STATE_KEY] = self
@@ -111,12 +108,6 @@ class SubagentRunner:
     def tools_for(self, definition: AgentDefinition) -> list[Tool]:
         names = tool_names_for(definition, list(self.parent.tools), default=self.default_tools)
         return [self.parent.tools[name] for name in names]
-
-    async def _ask(self, request: PermissionRequest) -> Any:
-        ask = self.parent.ask
-        assert ask is not None, "a sub-agent asks only when its parent can"
-        async with self._ask_lock:
-            return await ask(request)
 
     async def _child(self, definition: AgentDefinition, agent_id: str) -> Session:
         parent = self.parent
@@ -137,7 +128,8 @@ class SubagentRunner:
             projector=pipeline,
             sink=sink,
             tool_results_dir=parent.tool_results_dir,
-            ask=self._ask if parent.ask is not None else None,
+            # The parent's policy: the same rules, and one question at a time however many sub-agents ask.
+            ask=parent.ask,
             permissions=parent.permissions,
             clock=parent.clock,
             system_prompt=f"{definition.prompt}\n\n{environment_section(parent.cwd)}",

@@ -13,6 +13,7 @@ from pathlib import Path
 from agent_repl.bootstrap import close_session
 from agent_repl.core.events import SubagentProgress, ToolResultEvent
 from agent_repl.core.messages import UserMessage
+from agent_repl.core.permissions import Decision
 
 from .support import bodies, emulator, read_jsonl, run, session_on, wire_tool_ids
 
@@ -176,4 +177,42 @@ async def test_interrupting_the_parent_interrupts_its_sub_agents(project, home):
         assert len(bodies(server)) == 1  # the parent never went on
     finally:
         await asyncio.wait_for(close_session(session), 30)
+        server.stop()
+
+
+async def test_a_sub_agents_bash_asks_the_user_one_question_at_a_time(project, home):
+    main = [
+        {"tools": [
+            {"name": "Task", "input": {"description": "One", "prompt": "AGENT-A: run it"}},
+            {"name": "Task", "input": {"description": "Two", "prompt": "AGENT-B: run it"}},
+        ]},
+        {"text": "Both ran."},
+    ]
+    agents = [
+        {"prompt": marker, "steps": [{"tools": [{"name": "Bash", "input": {"command": f"echo {marker.lower()}"}}]}, {"text": "ran"}]}
+        for marker in ("AGENT-A", "AGENT-B")
+    ]
+    server = emulator(main, agents)
+    session = await session_on(server, project, home, skip_permissions=False, subagent_tools=["Bash", "Read"])
+    asked: list[str] = []
+    open_questions = 0
+
+    async def ask(request):  # type: ignore[no-untyped-def]
+        nonlocal open_questions
+        open_questions += 1
+        assert open_questions == 1, "two questions at once"
+        asked.append(f"{request.tool_name}: {request.key}")
+        await asyncio.sleep(0.5)
+        open_questions -= 1
+        return Decision.ALLOW_ONCE
+
+    session.ask = ask
+    try:
+        events = await run(session, "run two commands in sub-agents")
+        assert events[-1].reason == "completed"
+        assert sorted(asked) == ["Bash: echo agent-a", "Bash: echo agent-b"]
+        outputs = [json.dumps(b["messages"][-1]) for b in bodies(server, "AGENT-A")[1:] + bodies(server, "AGENT-B")[1:]]
+        assert any("agent-a" in o for o in outputs) and any("agent-b" in o for o in outputs)
+    finally:
+        await close_session(session)
         server.stop()
