@@ -48,10 +48,10 @@ def _numbered(text: str) -> str:
     return "\n".join(f"{n:>6}→{line}" for n, line in enumerate(text.splitlines(), 1))
 
 
-def reinjection_budget(effective_window: int) -> int:
-    """A tenth of the effective window (18K tokens in a 200K window), at most the seeds' 50K, so a
-    compaction leaves room to work instead of refilling the context with files."""
-    return min(MAX_TOKENS_TOTAL, effective_window // 10)
+def reinjection_budget(effective_window: int, share: float = 0.1) -> int:
+    """`share` of the effective window (a tenth: 18K tokens in a 200K window), at most the seeds'
+    50K, so a compaction leaves room to work instead of refilling the context with files."""
+    return min(MAX_TOKENS_TOTAL, int(effective_window * share))
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def recently_read_files(summarized: list[Message], kept: list[Message], state: P
     already_kept = set(_read_paths_newest_first(kept))
     texts: list[ReinjectedFile] = []
     total = 0
-    total_budget = reinjection_budget(state.config.effective_window)
+    total_budget = reinjection_budget(state.config.effective_window, state.config.reinject_share)
     for path_text in _read_paths_newest_first(summarized):
         if len(texts) == MAX_FILES or total >= total_budget:
             break

@@ -24,6 +24,7 @@ from agent_repl.context.attachments import (
     latest_approved_plan,
     plan_reminder,
     recently_read_files,
+    reinjection_budget,
     standing_context,
 )
 from agent_repl.context.compact_api import api_summary, split_for_kept_turns
@@ -39,7 +40,12 @@ from agent_repl.context.shrink import (
     wire_bytes,
 )
 from agent_repl.context.state import PipelineState
-from agent_repl.context.thresholds import autocompact_threshold, scaled_amount, should_autocompact
+from agent_repl.context.thresholds import (
+    autocompact_threshold,
+    compaction_pays,
+    scaled_amount,
+    should_autocompact,
+)
 from agent_repl.core.deferred_tools import DISCOVERED_KEY, discovered_tools
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.core.projection import Projection
@@ -105,12 +111,12 @@ def first_unsent_entry(view: list[Message], state: PipelineState) -> Message | N
 
 
 def kept_tail_budget(state: PipelineState) -> int:
-    """40K tokens in a 200K window and larger ones, in proportion in smaller ones (10K at 50K).
+    """`kept_tail_tokens` in a 200K window and larger ones, in proportion in smaller ones.
 
-    Everything kept is written to the cache again after the compaction; a third of the window
-    (the earlier rule) cost the replay benchmark's 50K sessions 6% more (4,411K against 4,145K units).
+    Everything kept is written to the cache again after the compaction, and read on every request
+    after it; a third of the window (an earlier rule) cost the replay benchmark's 50K sessions more.
     """
-    return scaled_amount(KEPT_TAIL_MAX_TOKENS, state.config.effective_window)
+    return scaled_amount(state.config.kept_tail_tokens, state.config.effective_window)
 
 
 class Compactor:
@@ -122,9 +128,32 @@ class Compactor:
         self.in_progress = False
 
     def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool:
-        config = self.pipeline.state.config
+        state = self.pipeline.state
+        config = state.config
         enabled = config.strategy == "autocompact" and session.settings.autocompact and not self.disabled
-        return not self.in_progress and should_autocompact(estimated_tokens, config.effective_window, enabled=enabled)
+        if self.in_progress or not enabled:
+            return False
+        if should_autocompact(estimated_tokens, config.effective_window):
+            return True
+        return config.cost_trigger and self._pays(estimated_tokens, session)
+
+    def _pays(self, tokens: int, session: Session) -> bool:
+        """The cost-aware trigger: the requests made so far as the expected remaining ones."""
+        state = self.pipeline.state
+        config = state.config
+        after = round(config.fixed_prompt_cl100k * state.tokens.ratio) + kept_tail_budget(state) + reinjection_budget(
+            config.effective_window, config.reinject_share
+        )
+        summary = min(self.summary_max_tokens, max(2_000, tokens // 50))
+        info = session.model_info
+        return compaction_pays(
+            tokens,
+            after + summary,
+            summary,
+            state.tokens.responses,
+            read=config.cache_read_multiplier,
+            output=info.output_usd / info.input_usd if info.input_usd else 5.0,
+        )
 
     async def compact(
         self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
@@ -370,6 +399,7 @@ class Compactor:
                 ledger.record(reinjected.path)
         # The prefix the cached edits pointed into is gone; their counts restart with the new prefix.
         state.microcompact.deleted_tokens_reported = state.microcompact.deleted_tokens_baseline = 0
+        state.microcompact.server_cleared_reported = 0
         # The last usage described the old view; until the next reply, estimate the new one afresh.
         state.tokens.last_usage = None
         state.tokens.last_usage_anchor = None

@@ -60,10 +60,19 @@ def freed_since_usage(state: PipelineState) -> int:
     return state.snip.tokens_freed_since_usage + collapsed + state.microcompact.freed_since_usage
 
 
+def server_cleared_in(view: list[Message], state: PipelineState) -> int:
+    """What the server-side clears take out of this view (agent_repl.context.server_clear), estimated."""
+    cleared = state.microcompact.server_cleared
+    if not cleared:
+        return 0
+    facts = state.facts
+    return sum(cleared.get(tid, 0) for m in view if m.type == "user" for tid in facts.get(m).result_ids)
+
+
 def token_count_with_estimation(view: list[Message], state: PipelineState) -> int:
     index = last_usage_index(view, state)
     if index is None:
-        return estimate_request(view, state)
+        return max(0, estimate_request(view, state) - server_cleared_in(view, state))
     usage = state.tokens.last_usage
     assert usage is not None
     after = estimate_messages(view[index + 1 :], state)

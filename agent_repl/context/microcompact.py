@@ -23,10 +23,11 @@ from datetime import datetime
 
 from agent_repl.context.budget import replace_results, tool_names, wire_groups
 from agent_repl.context.estimate import text_cl100k
+from agent_repl.context.server_clear import clear_edit, plan_batch, record_batch
 from agent_repl.context.stage import StageOutcome
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PinnedCacheEdit, PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ThinkingBlock, UserMessage
-from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord
+from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord, ServerClearRecord
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 
@@ -90,15 +91,18 @@ class Microcompact:
     def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
         config, mc = state.config, state.microcompact
         gap = minutes_since_last_reply(view, state.clock())
-        if gap is not None and gap >= config.cache_cold_gap_minutes:
+        cold = gap is not None and gap >= state.cold_after_minutes
+        public = not (config.cache_editing and config.main_thread)
+        # On the public path with server-side clears, a cold cache is their cue, not ours.
+        if cold and not (public and config.server_clear and config.main_thread):
             outcome = self._time_based(view, state, dry_run=dry_run)
             if outcome is not None:
                 return outcome
         view = apply_clears(view, mc.cleared)
-        if config.cache_editing and config.main_thread:
+        if not public:
             return self._cached(view, state, dry_run=dry_run)
         if config.api_context_management:
-            return self._api_edits(view, state, idle_minutes=gap)
+            return self._api_edits(view, state, idle_minutes=gap, cold=cold, dry_run=dry_run)
         return StageOutcome(view)
 
     def _time_based(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome | None:
@@ -186,9 +190,13 @@ class Microcompact:
         outcome.records.append(CacheEditRecord(anchor_uuid=anchor, tool_use_ids=list(to_delete)))
         return outcome
 
-    def _api_edits(self, view: list[Message], state: PipelineState, *, idle_minutes: float | None) -> StageOutcome:
+    def _api_edits(
+        self, view: list[Message], state: PipelineState, *, idle_minutes: float | None, cold: bool, dry_run: bool
+    ) -> StageOutcome:
         config = state.config
         edits = []
+        records: list[ServerClearRecord] = []
+        saved = 0
         # Clearing thinking needs thinking on for the model being called (else the API answers 400).
         if config.thinking_on and any(
             isinstance(b, ThinkingBlock) for m in view if isinstance(m, AssistantMessage) for b in m.content
@@ -196,7 +204,16 @@ class Microcompact:
             idle = idle_minutes is not None and idle_minutes >= config.cache_cold_gap_minutes
             keep = {"type": "thinking_turns", "value": 1} if idle else "all"
             edits.append({"type": "clear_thinking_20251015", "keep": keep})
-        if not config.autocompact_on:
+        if config.server_clear and config.main_thread:
+            batch = plan_batch(view, state, clearable_results(view, state), cold=cold)
+            planned = batch.sizes if batch is not None else {}
+            if batch is not None and not dry_run:
+                records.append(record_batch(batch, state))
+            saved = sum(planned.values())
+            edit = clear_edit(view, state, planned)
+            if edit is not None:
+                edits.append(edit)
+        elif not config.autocompact_on:
             edits.append(
                 {
                     "type": "clear_tool_uses_20250919",
@@ -206,6 +223,13 @@ class Microcompact:
             )
         if not edits:
             return StageOutcome(view)
-        return StageOutcome(
-            view, body_extras={"context_management": {"edits": edits}}, betas=[CONTEXT_MANAGEMENT_BETA]
+        outcome = StageOutcome(
+            view,
+            saved_tokens=saved,
+            items=len(records[0].tool_use_ids) if records else 0,
+            detail="server-side clear" if saved else "",
+            body_extras={"context_management": {"edits": edits}},
+            betas=[CONTEXT_MANAGEMENT_BETA],
         )
+        outcome.records.extend(records)
+        return outcome

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from agent_repl.context.cache_ttl import cache_marks, cold_after_minutes
 from agent_repl.context.estimate import (
     estimate_request,
     freed_since_usage,
@@ -23,6 +24,7 @@ from agent_repl.context.estimate import (
 )
 from agent_repl.context.microcompact import clearable_results
 from agent_repl.context.normalize import WireDraft, normalize_drafts, resolve_tool_references
+from agent_repl.context.server_clear import frontier
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
@@ -143,8 +145,11 @@ class Pipeline:
         thinking_on: bool,
         on_demand_compaction: bool,
         prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
+        cache_read_multiplier: float | None = None,
     ) -> None:
         config = self.state.config
+        if cache_read_multiplier is not None:
+            config.cache_read_multiplier = cache_read_multiplier
         config.prompt_seed, config.thinking_on, config.on_demand_compaction = (
             prompt_seed,
             thinking_on,
@@ -155,6 +160,9 @@ class Pipeline:
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection:
         state = self.state
         state.scratch.clear()
+        state.cold_after_minutes = cold_after_minutes(history, state)
+        # The cleared set the cached prefix was written with (a stage may add a batch now).
+        cached_clears = set(state.microcompact.server_cleared)
         view = history
         reports: list[StageReport] = []
         records: list[Any] = []
@@ -195,6 +203,9 @@ class Pipeline:
             decorate_for_cache_editing(drafts, view, state)
             betas.append(CACHE_EDITING_BETA)
         wire = [{"role": d.role, "content": d.content} for d in drafts]
+        sources = [d.sources for d in drafts]
+        # Where the next server-side batch would start: a breakpoint goes just before it.
+        next_clear = frontier(view, state, clearable_results(view, state), cached_clears) if state.config.server_clear else None
         estimated = token_count_with_estimation(view, state)
         if not dry_run:
             state.tokens.pending_estimate = estimated
@@ -209,10 +220,11 @@ class Pipeline:
             new_messages=new_messages,
             body_extras=body_extras,
             betas=betas,
-            wire_sources=[d.sources for d in drafts],
+            wire_sources=sources,
             prompt_seed=seed,
             chain_after=list(thinking.chain_after),
             loaded_tools=loaded,
+            cache=cache_marks(history, wire, sources, state, before=next_clear),
         )
 
     def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:
@@ -248,14 +260,19 @@ class Pipeline:
             base, delta_cl100k = self._pending_delta
             # Learn only from a delta large enough to say something about the text's tokenizer ratio.
             if delta_cl100k >= MIN_DELTA_FOR_RATIO:
-                learned = (actual + cleared_by_server - base) / delta_cl100k
+                # Server-side clears are re-applied on every request: only what they newly cleared
+                # counts (the base already subtracts a new batch's estimate; the report replaces it).
+                new_clears = cleared_by_server - mc.server_cleared_reported
+                learned = (actual + new_clears - base - mc.server_freed_since_usage) / delta_cl100k
                 tokens.ratio = min(max(learned, 0.8), 1.6)
         self._pending_delta = None
         tokens.last_usage = usage
         tokens.last_usage_anchor = anchor_uuid
         tokens.pending_estimate = None
+        tokens.responses += 1
         self.state.snip.tokens_freed_since_usage = 0
-        self.state.microcompact.freed_since_usage = 0
+        mc.freed_since_usage = mc.server_freed_since_usage = 0
+        mc.server_cleared_reported = cleared_by_server
         new_messages: list[Message] = []
         if usage.cache_deleted_input_tokens > mc.deleted_tokens_reported:
             saved = usage.cache_deleted_input_tokens - mc.deleted_tokens_baseline

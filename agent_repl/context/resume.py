@@ -19,6 +19,7 @@ from agent_repl.transcript.records import (
     ContentReplacementRecord,
     MicrocompactClearRecord,
     RewindRecord,
+    ServerClearRecord,
     SnipRecord,
 )
 
@@ -50,7 +51,13 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
         elif isinstance(record, CacheEditRecord):
             mc.pinned.append(PinnedCacheEdit(record.anchor_uuid, list(record.tool_use_ids)))
             mc.deleted.update(record.tool_use_ids)
+        elif isinstance(record, ServerClearRecord):
+            each = (record.tokens_saved or 0) // max(1, len(record.tool_use_ids))
+            mc.server_cleared.update(dict.fromkeys(record.tool_use_ids, each))
     restore_commits(state, history, collapses)
+    state.tokens.responses = sum(
+        1 for m in history if isinstance(m, AssistantMessage) and m.usage is not None and not m.is_synthetic
+    )
     for message in reversed(history):
         # The usage of an API compaction request described the messages it replaced.
         if (

@@ -14,7 +14,7 @@ from typing import Literal
 
 from agent_repl.context.facts import FactCache
 from agent_repl.context.thresholds import REFERENCE_WINDOW, effective_window, tool_result_budget_chars
-from agent_repl.core.messages import Usage, UserMessage, utc_now
+from agent_repl.core.messages import AssistantMessage, Message, Usage, UserMessage, utc_now
 from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
 
 CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
@@ -33,9 +33,14 @@ class PipelineConfig:
     unlimited_tools_exempt: bool = True
     # Tools whose old results microcompact may clear.
     clearable_tools: frozenset[str] = frozenset({"Read", "Bash", "Grep", "Glob"})
-    # Time-based microcompact: the server cache is cold after this gap (R3.4.1).
+    # Time-based microcompact: the server cache is cold after this gap (R3.4.1), or, with
+    # `clear_at_expiry`, when what the last request wrote expired (5 minutes, or the hour).
     cache_cold_gap_minutes: float = 60.0
+    clear_at_expiry: bool = False
     keep_recent_tool_results: int = 5
+    # Breakpoint lifetimes (agent_repl.context.cache_ttl), and the gap between turns that counts as a pause.
+    cache_ttl: Literal["5m", "1h", "prefix-1h", "auto"] = "5m"
+    pause_minutes: float = 5.0
     # Cached microcompact (R3.4.2): when more clearable results than the trigger are live in the
     # cache, delete the oldest down to `cached_keep`. A delete keeps the rest of the prefix a
     # cache read, so it is the cheapest way to stay small. Over the replay benchmark's 200K-window
@@ -56,6 +61,20 @@ class PipelineConfig:
     api_context_management: bool = True
     api_clear_trigger_tokens: int = 100_000
     api_clear_keep_tool_uses: int = 5
+    # Server-side clears in batches that pay for themselves (agent_repl.context.server_clear): the
+    # newest results kept (a 200K-window amount, scaled below), the least a batch frees.
+    server_clear: bool = False
+    server_clear_protect_tokens: int = 40_000
+    server_clear_min_tokens: int = 2_000
+    # Also compact below the threshold when carrying the context over the expected rest of the
+    # session costs more than summarizing it (agent_repl.context.thresholds.compaction_pays).
+    cost_trigger: bool = False
+    # After a compaction: at most this much of the current turn is kept verbatim (a 200K-window
+    # amount, scaled below), and recently read files are put back within this share of the window.
+    kept_tail_tokens: int = 40_000
+    reinject_share: float = 0.1
+    # The model's cache-read price relative to base input (its writes: 1.25x for 5 minutes, 2x for the hour).
+    cache_read_multiplier: float = 0.1
     # Automatic snip (R3.3.2): only over this share of the effective window, and only while no
     # summary manages the context. Every automatic snip rewrites the cached prefix from the snip
     # point, which costs about what a compaction does, and with autocompact on the compaction
@@ -128,6 +147,12 @@ class MicrocompactState:
     deleted_tokens_baseline: int = 0
     # Tokens cleared or deleted after the last usage, which still counts them (estimates subtract them).
     freed_since_usage: int = 0
+    # Cleared server-side on every request (agent_repl.context.server_clear): tool_use_id -> the
+    # tokens it frees, oldest first; of `freed_since_usage`, what new batches freed; what the last
+    # response said the server cleared.
+    server_cleared: dict[str, int] = field(default_factory=dict)
+    server_freed_since_usage: int = 0
+    server_cleared_reported: int = 0
 
 
 @dataclass
@@ -138,6 +163,8 @@ class TokenAccounting:
     # The uuid of the last history entry the last usage covers (its assistant reply).
     last_usage_anchor: str | None = None
     ratio: float = DEFAULT_CLAUDE_RATIO
+    # Main responses so far in the session: what the expected remaining requests are estimated from.
+    responses: int = 0
     # What we estimated for the last request before sending it, to compare with its usage.
     pending_estimate: int | None = None
     # Whether the last usage still describes the view up to its reply (the projection checks the
@@ -189,6 +216,42 @@ class CollapseState:
         self.owner.update(dict.fromkeys(span.uuids, span.collapse_id))
 
 
+def _parse(timestamp: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@dataclass
+class PauseLog:
+    """Where in the history a typed prompt came after a pause (scanned once, as the history grows)."""
+
+    scanned: int = 0
+    last_reply_at: datetime | None = None
+    pauses: list[int] = field(default_factory=list)  # history indexes of the prompts after a pause
+
+    def update(self, history: list[Message], minutes: float) -> None:
+        for index in range(self.scanned, len(history)):
+            message = history[index]
+            if isinstance(message, AssistantMessage) and not message.is_synthetic:
+                self.last_reply_at = _parse(message.timestamp) or self.last_reply_at
+            elif is_prompt(message) and self.last_reply_at is not None:
+                when = _parse(message.timestamp)
+                if when is not None and (when - self.last_reply_at).total_seconds() >= 60 * minutes:
+                    self.pauses.append(index)
+        self.scanned = len(history)
+
+    def seen_before(self, index: int) -> bool:
+        return bool(self.pauses) and self.pauses[0] < index
+
+
+def is_prompt(message: Message) -> bool:
+    return isinstance(message, UserMessage) and not message.is_meta and not message.is_tool_result() and not (
+        message.is_compact_summary
+    )
+
+
 @dataclass
 class PipelineState:
     config: PipelineConfig = field(default_factory=PipelineConfig)
@@ -198,6 +261,9 @@ class PipelineState:
     tokens: TokenAccounting = field(default_factory=TokenAccounting)
     compaction: CompactionState = field(default_factory=CompactionState)
     collapse: CollapseState = field(default_factory=CollapseState)
+    pauses: PauseLog = field(default_factory=PauseLog)
+    # Derived for each projection from the history: when what the last request wrote expires.
+    cold_after_minutes: float = 60.0
     # Entries a /rewind of the conversation took out of the view (the history keeps them).
     rewound: set[str] = field(default_factory=set)
     # Per-entry facts (tokens, wire blocks, tool ids) and per-text token counts, kept across turns.

@@ -62,3 +62,24 @@ def should_autocompact(tokens: int, effective: int, *, enabled: bool = True) -> 
 
 def is_at_blocking_limit(tokens: int, effective: int) -> bool:
     return tokens >= blocking_limit(effective)
+
+
+def compaction_pays(
+    tokens: int,
+    after: int,
+    summary: int,
+    remaining: int,
+    *,
+    read: float,
+    write: float = 1.25,
+    output: float = 5.0,
+) -> bool:
+    """Whether summarizing now costs less than carrying the context for `remaining` more requests.
+
+    Carrying: `remaining` reads of `tokens`. Compacting: one read of `tokens` (the summary
+    request), the `summary` written at the output price, the new context (`after` tokens) written
+    once, then read by the rest. Prices are relative to base input."""
+    if remaining < 2 or after >= tokens:
+        return False
+    saved = (remaining - 1) * read * (tokens - after)
+    return saved > output * summary + write * after

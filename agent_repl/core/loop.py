@@ -243,6 +243,7 @@ async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None =
             tools=session.request_tools(projection.loaded_tools),
             messages=projection.wire,
             extra=projection.body_extras,
+            cache=projection.cache,
         )
         state.requests += 1
         response: ModelResponse | None = None

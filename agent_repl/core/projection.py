@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_repl.core.messages import Message, Usage
+from agent_repl.core.request import CacheMarks
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,8 @@ class Projection:
     chain_after: list[str] = field(default_factory=list)
     # Deferred tools the view's compact boundary says were discovered before it: sent loaded.
     loaded_tools: frozenset[str] = frozenset()
+    # Which breakpoints of the request get the 1-hour cache lifetime.
+    cache: CacheMarks = field(default_factory=CacheMarks)
 
 
 class Projector(Protocol):
@@ -58,9 +61,10 @@ class Projector(Protocol):
         thinking_on: bool,
         on_demand_compaction: bool,
         prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
+        cache_read_multiplier: float | None = None,
     ) -> None:
         """The model being called: the thinking prefix seed (`prompt_seed_for` gives it for a tool
-        list with deferred tools loaded) and what the model accepts."""
+        list with deferred tools loaded), what the model accepts and its cache-read price."""
         ...
 
     def observe_response(

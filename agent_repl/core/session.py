@@ -206,6 +206,7 @@ class Session:
             thinking_on=info.thinking_default_on,
             on_demand_compaction=info.on_demand_compaction and self.settings.api_compaction,
             prompt_seed_for=seed,
+            cache_read_multiplier=info.cache_read_multiplier,
         )
 
     @property

@@ -209,6 +209,16 @@ class CacheEditRecord(SideRecord):
     tool_use_ids: list[str]
 
 
+class ServerClearRecord(SideRecord):
+    """Tool results the API clears server-side on every later request (`clear_tool_uses_20250919`
+    with a `keep` that never lets the cleared set move); the history keeps their text."""
+
+    type: Literal["server-clear"] = "server-clear"
+    tool_use_ids: list[str]
+    tokens_saved: int | None = None
+    trigger: str | None = None
+
+
 class CompactionUndoRecord(SideRecord):
     """A compaction taken back: the view goes back to what it was; the history never changed."""
 
@@ -252,6 +262,7 @@ BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
     CollapseCommitRecord,
     MicrocompactClearRecord,
     CacheEditRecord,
+    ServerClearRecord,
     CompactionUndoRecord,
     RewindRecord,
     SessionMemoryRecord,
@@ -317,6 +328,7 @@ __all__ = [
     "ContentReplacementRecord",
     "MessageRecord",
     "MicrocompactClearRecord",
+    "ServerClearRecord",
     "RecordEnvelope",
     "RewindRecord",
     "SessionMemoryRecord",

@@ -29,6 +29,7 @@ from agent_repl.transcript.records import (
     ContentReplacementRecord,
     MicrocompactClearRecord,
     RewindRecord,
+    ServerClearRecord,
     SessionMemoryRecord,
     SessionMetaRecord,
     SideRecord,
@@ -194,6 +195,7 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
             tool_use_ids=["toolu_01Bash"], trigger="time", tokens_saved=300, session_id=s
         ),
         CacheEditRecord(anchor_uuid="u-9", tool_use_ids=["toolu_01Read"], session_id=s),
+        ServerClearRecord(tool_use_ids=["toolu_01Read"], tokens_saved=1200, trigger="pays", session_id=s),
         CompactionUndoRecord(boundary_uuid="u-b", excluded_uuids=["u-b", "u-s"], session_id=s),
         RewindRecord(
             prompt_uuid="u-9", restore="both", excluded_uuids=["u-9", "u-10"], files_restored=["a.py"], session_id=s
