@@ -97,7 +97,7 @@ class ToolResultBudget:
         newly_seen: set[str] = set()
         saved = 0
         for group in wire_groups(view):
-            frozen_size = 0
+            frozen: list[ToolResultBlock] = []
             fresh: list[_Candidate] = []
             for index in group:
                 message = view[index]
@@ -107,9 +107,8 @@ class ToolResultBudget:
                     if tool_use_id in budget.replacements:
                         replacements[tool_use_id] = budget.replacements[tool_use_id]
                         continue
-                    size = len(block.text())
                     if tool_use_id in budget.seen:
-                        frozen_size += size
+                        frozen.append(block)
                         continue
                     newly_seen.add(tool_use_id)
                     eligible = (
@@ -118,9 +117,12 @@ class ToolResultBudget:
                         and (names.get(tool_use_id) not in config.unlimited_tools or not config.unlimited_tools_exempt)
                     )
                     if eligible:
-                        fresh.append(_Candidate(index, block, size))
+                        fresh.append(_Candidate(index, block, len(block.text())))
                     else:
-                        frozen_size += size
+                        frozen.append(block)
+            if not fresh:
+                continue  # only results already decided: nothing to measure
+            frozen_size = sum(len(block.text()) for block in frozen)
             remaining = sum(c.size for c in fresh)
             for candidate in sorted(fresh, key=lambda c: c.size, reverse=True):
                 if frozen_size + remaining <= config.tool_result_budget_chars:

@@ -82,7 +82,7 @@ def merge_into_wire(
         else:
             drafts.append(WireDraft("user", blocks, [message.uuid]))
     for draft in drafts:
-        if draft.role == "user":
+        if draft.role == "user" and len(draft.content) > 1:
             # The API wants tool results before any other block in a user message.
             results = [b for b in draft.content if b.get("type") == "tool_result"]
             others = [b for b in draft.content if b.get("type") != "tool_result"]
@@ -92,11 +92,10 @@ def merge_into_wire(
 
 def drop_orphan_thinking(view: list[Message]) -> list[Message]:
     """Drop replies (grouped by `message_id`) that hold nothing but thinking: an interrupted stream."""
-    substantive = {
-        m.message_id
-        for m in view
-        if isinstance(m, AssistantMessage) and any(b.type not in ("thinking", "redacted_thinking") for b in m.content)
-    }
+    replies = [m for m in view if isinstance(m, AssistantMessage)]
+    substantive = {m.message_id for m in replies if any(b.type not in ("thinking", "redacted_thinking") for b in m.content)}
+    if all(m.message_id in substantive for m in replies):
+        return view
     return [m for m in view if not isinstance(m, AssistantMessage) or m.message_id in substantive]
 
 
@@ -119,6 +118,11 @@ def repair_tool_pairing(drafts: list[WireDraft]) -> list[WireDraft]:
     seen_tool_use_ids: set[str] = set()
     for draft in drafts:
         if draft.role == "assistant":
+            uses = [b["id"] for b in draft.content if b.get("type") == "tool_use"]
+            if seen_tool_use_ids.isdisjoint(uses) and len(set(uses)) == len(uses):
+                seen_tool_use_ids.update(uses)  # the common case: nothing to take out
+                repaired.append(WireDraft("assistant", draft.content, draft.sources, draft.message_id))
+                continue
             content = []
             for block in draft.content:
                 if block.get("type") == "tool_use":
@@ -130,6 +134,10 @@ def repair_tool_pairing(drafts: list[WireDraft]) -> list[WireDraft]:
             continue
         previous = repaired[-1] if repaired and repaired[-1].role == "assistant" else None
         expected = [b["id"] for b in previous.content if b.get("type") == "tool_use"] if previous else []
+        if [b.get("tool_use_id") for b in draft.content if b.get("type") == "tool_result"] == expected:
+            # Every call answered once, in order (merging put the results first): kept as it is.
+            repaired.append(WireDraft("user", draft.content, draft.sources))
+            continue
         results: dict[str, dict[str, Any]] = {}
         others = []
         for block in draft.content:

@@ -47,14 +47,16 @@ def thinking_key(block: Mapping[str, Any]) -> str | None:
     return None
 
 
-BlockDigests = dict[int, tuple[Mapping[str, Any], bytes]]
+# Block identity -> (the block, its digest, the last chain step through it: role, state before, state after).
+BlockDigests = dict[int, tuple[Mapping[str, Any], bytes, tuple[str, bytes, bytes]]]
 
 
 class PrefixChain:
     """A running digest over the request header and then (role, block) for every block.
 
-    `memo` keeps each block's own digest by identity (wire blocks are shared between turns, so a
-    turn hashes only what is new); it holds the block, so an id is never reused while cached."""
+    `memo` keeps each block's own digest by identity, and the last step the chain took through it
+    (wire blocks are shared between turns, so a turn hashes only what is new or moved); it holds
+    the block, so an id is never reused while cached."""
 
     def __init__(self, seed: str, memo: BlockDigests | None = None) -> None:
         self.state = hashlib.sha256(seed.encode()).digest()
@@ -64,19 +66,26 @@ class PrefixChain:
     def value(self) -> str:
         return self.state.hex()
 
-    def _block_digest(self, block: Mapping[str, Any]) -> bytes:
-        if self._memo is None:
-            return _digest(_clean(block))
-        hit = self._memo.get(id(block))
-        if hit is None or hit[0] is not block:
-            hit = (block, _digest(_clean(block)))
-            self._memo[id(block)] = hit
-        return hit[1]
+    def _step(self, role: str, digest: bytes) -> bytes:
+        return hashlib.sha256(self.state + role.encode() + b"\0" + digest).digest()
 
     def extend(self, role: str, block: Mapping[str, Any]) -> None:
         if block.get("type") == "cache_edits":
             return  # an instruction to the cache, not part of the prompt
-        self.state = hashlib.sha256(self.state + role.encode() + b"\0" + self._block_digest(block)).digest()
+        if self._memo is None:
+            self.state = self._step(role, _digest(_clean(block)))
+            return
+        hit = self._memo.get(id(block))
+        if hit is not None and hit[0] is block:
+            digest, (last_role, before, after) = hit[1], hit[2]
+            if last_role == role and before == self.state:
+                self.state = after
+                return
+        else:
+            digest = _digest(_clean(block))
+        after = self._step(role, digest)
+        self._memo[id(block)] = (block, digest, (role, self.state, after))
+        self.state = after
 
     def resume(self, value: str) -> None:
         self.state = bytes.fromhex(value)
