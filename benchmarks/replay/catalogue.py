@@ -85,6 +85,25 @@ SAMPLES = (
 )
 
 
+# Real Claude Code sessions whose gaps the drawn times come from (timeline.py): the three above and
+# the viewer sample, whose main chain is short but real.
+VIEWER_SAMPLE = Sample(
+    "cc-viewer",
+    "claude_code/claude_code_viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+    convert_claude_code,
+    "Claude Code 1.0.98 session (d-kimuson/claude-code-viewer @ 9367cf00)",
+)
+
+
+def claude_code_samples(shared_data: Path = SHARED_DATA) -> list[Trajectory]:
+    chosen = [s for s in SAMPLES if s.load is convert_claude_code] + [VIEWER_SAMPLE]
+    return [
+        s.load(shared_data / s.path, name=s.name, source=f"{s.source}: {s.path}")
+        for s in chosen
+        if (shared_data / s.path).is_file()
+    ]
+
+
 def load_samples(shared_data: Path = SHARED_DATA) -> list[Trajectory]:
     """The shared samples that are present (none when `../shared` is not there)."""
     loaded = []

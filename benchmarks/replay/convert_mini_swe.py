@@ -5,7 +5,9 @@ as `tool` messages carrying `extra.raw_output` and `extra.returncode`) and the o
 (the command in a ```bash block of the assistant's text, the output in the next `user` message).
 Shell actions become calls of our `Bash` tool; the output is the raw text the shell produced
 (mini-swe-agent cut long outputs for its model; our own tools and pipeline decide what to cut),
-shaped as our Bash tool shapes it: `Exit code N` first when the command failed.
+shaped as our Bash tool shapes it: `Exit code N` first when the command failed. Times come from
+the messages' `extra.timestamp`: a reply's latency from the message before it, its tool's time
+from the reply to the output.
 """
 
 from __future__ import annotations
@@ -58,6 +60,16 @@ def _command_of(call: dict[str, Any]) -> str:
     return ""
 
 
+def _timestamp(message: dict[str, Any]) -> float | None:
+    extra = message.get("extra") if isinstance(message.get("extra"), dict) else {}
+    value = extra.get("timestamp")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _gap(later: float | None, earlier: float | None) -> float | None:
+    return None if later is None or earlier is None else max(0.0, later - earlier)
+
+
 def convert_mini_swe(data: dict[str, Any], *, name: str, source: str) -> Trajectory:
     messages = [m for m in data.get("messages", []) if isinstance(m, dict)]
     outputs = {str(m.get("tool_call_id")): _tool_output(m) for m in messages if m.get("role") == "tool"}
@@ -65,9 +77,16 @@ def convert_mini_swe(data: dict[str, Any], *, name: str, source: str) -> Traject
     user: list[UserText] = []
     steps: list[Step] = []
     waiting_for_text_output: ToolCall | None = None
+    # When the last timed message and the last reply were written.
+    previous_at: float | None = None
+    reply_at: float | None = None
     for message in messages:
         role = message.get("role")
         content = str(message.get("content") or "")
+        at = _timestamp(message)
+        earlier, previous_at = previous_at, at if at is not None else previous_at
+        if role == "tool" and steps and at is not None:
+            steps[-1].tool_seconds = _gap(at, reply_at)
         if role == "assistant":
             waiting_for_text_output = None
             calls = message.get("tool_calls") or []
@@ -81,7 +100,8 @@ def convert_mini_swe(data: dict[str, Any], *, name: str, source: str) -> Traject
                 if len(blocks) == 1:
                     waiting_for_text_output = ToolCall(name="Bash", input={"command": blocks[0]})
                     tools.append(waiting_for_text_output)
-            steps.append(Step(text=content or None, tools=tools))
+            steps.append(Step(text=content or None, tools=tools, model_seconds=_gap(at, earlier)))
+            reply_at = at
         elif role == "user":
             if waiting_for_text_output is not None:
                 waiting_for_text_output.output, waiting_for_text_output.is_error = _tool_output(message)

@@ -5,7 +5,7 @@ The file's `trajectory[]` holds one entry per model step: `thought` (the reply's
 `observation` (what came back). Every action is a shell action for us, so it becomes a call of our
 `Bash` tool with the action as the command and the observation as its recorded output. The task
 is the first user message of `history`; a demonstration SWE-agent shows the model first is sent
-as well, marked as injected rather than typed.
+as well, marked as injected rather than typed. An entry's `execution_time` is its tool's time.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def convert_swe_agent(data: dict[str, Any], *, name: str, source: str) -> Trajec
         thought = str(entry.get("thought") or "").strip() or None
         observation = str(entry.get("observation") or "").rstrip("\n") or "(no output)"
         tools = [ToolCall(name="Bash", input={"command": action}, output=observation)] if action else []
-        steps.append(Step(text=thought, tools=tools))
+        seconds = entry.get("execution_time")
+        timed = isinstance(seconds, int | float) and not isinstance(seconds, bool) and bool(tools)
+        steps.append(Step(text=thought, tools=tools, tool_seconds=float(seconds) if timed else None))
     return Trajectory(name=name, source=source, turns=[make_turn(user, steps)])
 
 

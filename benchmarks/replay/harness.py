@@ -21,6 +21,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,12 @@ from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.events import TurnEnded
 from agent_repl.core.messages import UserMessage
 from agent_repl.core.settings import load_settings
+from agent_repl.emulator.models import ModelSpec, default_model_table
 from agent_repl.emulator.policies import PolicyRequest, Reply, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
+from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
+from benchmarks.replay.meter import PAUSE_SECONDS, MeteredEngine
 from benchmarks.replay.metrics import (
     RunResult,
     cache_read_share,
@@ -43,22 +47,30 @@ from benchmarks.replay.metrics import (
 from benchmarks.replay.replay_tools import replay_tools
 from benchmarks.replay.stages import DropOldestRounds
 from benchmarks.replay.strategies import PeerGuard, Strategy
+from benchmarks.replay.timeline import GapSamples, Pauses, SimClock, with_times
 from benchmarks.replay.trajectory import Trajectory
+
+MODEL = "claude-sonnet-5-5"
+# Sonnet 5.5's cache-read price relative to input: the reference gives 0.1 or 0.05; 0.1 is the
+# emulator's default and the one most sources list.
+DEFAULT_READ_MULTIPLIER = 0.1
 
 
 class WatchingPolicy(ScriptPolicy):
-    """The script policy, noting each request's kind and the last main request as the model saw it."""
+    """The script policy, keeping the last main request as the model saw it and moving the clock
+    by each step's model latency as it answers."""
 
-    def __init__(self, scenario: dict[str, Any]) -> None:
+    def __init__(self, scenario: dict[str, Any], clock: SimClock, latencies: list[float]) -> None:
         super().__init__(scenario)
-        self.kinds: dict[int, str] = {}
+        self.clock = clock
+        self.latencies = latencies
         self.last_main_body: dict[str, Any] | None = None
 
     def reply(self, request: PolicyRequest) -> Reply:
-        kind = request_kind(request.body) or "main"
-        self.kinds[request.request_index] = kind
-        if kind == "main":
+        if request_kind(request.body) is None:
             self.last_main_body = request.body
+            if self.cursor < len(self.latencies):
+                self.clock.advance(self.latencies[self.cursor])
         return super().reply(request)
 
 
@@ -112,23 +124,44 @@ def project_dir() -> Path:
     return path
 
 
-async def run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> RunResult:
-    with seeded_uuids(f"{trajectory.name}/{strategy.name}/{window}"):
-        return await _run_one(trajectory, strategy, window)
+def model_table(read_multiplier: float) -> dict[str, ModelSpec]:
+    """The emulator's models with the default model's cache-read multiplier as given (the
+    reference calls Sonnet 5.5's uncertain: 0.1 or 0.05)."""
+    table = default_model_table()
+    return {name: replace(spec, cache_read_multiplier=read_multiplier) if spec.id == MODEL else spec for name, spec in table.items()}
 
 
-async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> RunResult:
+async def run_one(
+    trajectory: Trajectory,
+    strategy: Strategy,
+    window: int,
+    *,
+    pauses: Pauses | None = None,
+    read_multiplier: float = DEFAULT_READ_MULTIPLIER,
+) -> RunResult:
+    condition = "pauses" if pauses is not None else "measured"
+    with seeded_uuids(f"{trajectory.name}/{strategy.name}/{window}/{condition}"):
+        timed = with_times(trajectory, GapSamples.load(), pauses)
+        result = await _run_one(timed, strategy, window, model_table(read_multiplier))
+    result.condition = condition
+    return result
+
+
+async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int, models: dict[str, ModelSpec]) -> RunResult:
     started = time.perf_counter()
     scenario = trajectory.scenario()
-    policy = WatchingPolicy(scenario)
-    server = EmulatorServer(policy=policy, context_window=window, cache_editing=strategy.cache_editing_endpoint)
+    clock = SimClock()
+    steps = [step for turn in trajectory.turns for step in turn.steps]
+    policy = WatchingPolicy(scenario, clock, [step.model_seconds or 0.0 for step in steps])
+    engine = MeteredEngine(models, policy, clock=clock, context_window=window, cache_editing=strategy.cache_editing_endpoint)
+    server = EmulatorServer(engine=engine, models=models, clock=clock, record_limit=RecordLimit(exchanges=2, bytes=1))
     server.start()
     home = Path(tempfile.gettempdir()) / "agent-repl-replay" / f"home-{uuid.uuid4().hex[:8]}"
     cwd = project_dir()
     env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "replay"}
     settings = load_settings(cwd=cwd, env=env, overrides={"skip_permissions": True, "context_window": window})
     result = RunResult(trajectory.name, strategy.name, window, trajectory.request_count)
-    session = await open_session(settings, cwd, tools=replay_tools(trajectory, scenario))
+    session = await open_session(settings, cwd, clock=clock.now, tools=replay_tools(trajectory, scenario, clock))
     handle = strategy.configure(session)
     timer = ProjectionTimer(session.projector)
     users_sent: list[str] = []
@@ -137,6 +170,7 @@ async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> R
     try:
         for turn in trajectory.turns:
             await session.ensure_started()
+            clock.advance(turn.think_seconds or 0.0)
             for extra in turn.user[:-1]:
                 await session.append(UserMessage(content=extra.text, is_meta=extra.is_meta))
             prompt = turn.user[-1].text if turn.user else "Continue."
@@ -146,13 +180,14 @@ async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> R
             reason = ended[-1].reason if ended else "no end"
             if reason != "completed" or policy.cursor != expected_steps:
                 # A refused request, or a reply the window cut short: the script no longer lines up.
-                result.stopped_at = sum(1 for k in policy.kinds.values() if k == "main") + 1
+                result.stopped_at = sum(1 for r in engine.log if r.kind == "main" and not r.overflow) + 1
                 why = "a reply was cut at the window's edge" if reason == "completed" else f"the turn ended: {reason}"
                 result.stop_reason = f"{why} (script step {policy.cursor} of {expected_steps})"
                 break
             if session.memory is not None:
                 await session.memory.wait_for_extraction(timeout=120)
-        _collect(result, server, policy, session, handle, timer, trajectory, users_sent)
+        _collect(result, engine, policy, session, handle, timer, trajectory, users_sent)
+        result.sim_minutes = clock.elapsed / 60
     finally:
         await close_session(session)
         server.stop()
@@ -164,7 +199,7 @@ async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int) -> R
 
 def _collect(
     result: RunResult,
-    server: EmulatorServer,
+    engine: MeteredEngine,
     policy: WatchingPolicy,
     session: Any,
     handle: Any,
@@ -172,30 +207,34 @@ def _collect(
     trajectory: Trajectory,
     users_sent: list[str],
 ) -> None:
-    for exchange in server.recordings.messages:
-        if exchange.status == 400 and "prompt is too long" in json.dumps(exchange.response_body):
+    for entry in engine.log:
+        if entry.overflow:
             result.overflow_errors += 1
             continue
-        if exchange.status != 200 or exchange.usage is None or exchange.request_index is None:
+        if entry.usage is None:
             continue
-        kind = policy.kinds.get(exchange.request_index, "main")
-        tokens = usage_input(exchange.usage)
-        output = int(exchange.usage.get("output_tokens") or 0)
-        result.output_by_kind[kind] = result.output_by_kind.get(kind, 0) + output
+        tokens = usage_input(entry.usage)
+        result.output_by_kind[entry.kind] = result.output_by_kind.get(entry.kind, 0) + entry.output_tokens
         result.peak_input = max(result.peak_input, tokens)
-        if kind == "main":
+        if entry.kind == "main":
             result.main_requests += 1
             result.input_series.append(tokens)
-            result.prefix_rewrites += result.main_requests > 1 and is_prefix_rewrite(exchange.usage)
-        elif kind == "summary":
+            result.prefix_rewrites += result.main_requests > 1 and is_prefix_rewrite(entry.usage)
+            if entry.gap is not None and entry.gap > PAUSE_SECONDS:
+                result.pauses += 1
+                result.pause_rewrites += entry.written > tokens / 2
+        elif entry.kind == "summary":
             result.summary_calls += 1
         else:
             result.memory_calls += 1
-    totals = server.engine.usage_totals()
-    spec = server.engine.resolve(session.model)
+    totals = engine.usage_totals()
+    spec = engine.resolve(session.model)
     result.totals = {k: v for k, v in totals.items() if k != "by_model"}
     result.cost_units = cost_units(totals, spec)
+    result.usd = result.cost_units * spec.input_usd_per_mtok / 1_000_000
     result.cache_read_share = cache_read_share(totals)
+    result.thinking_written = sum(engine.thinking.written.values())
+    result.thinking_dropped = sum(engine.thinking.dropped.values())
     result.compactions = _compactions(session, handle)
     if isinstance(handle, PeerGuard) and handle.errors:
         result.records["compaction-error"] = len(handle.errors)
@@ -204,8 +243,7 @@ def _collect(
     result.pipeline_cpu_seconds, result.projections = timer.seconds, timer.count
     final_view = view_text((policy.last_main_body or {}).get("messages", []))
     result.users_kept, result.users_total = retention(users_sent, final_view)
-    steps_done = result.main_requests
-    files = _files_touched(trajectory, steps_done)
+    files = _files_touched(trajectory, result.main_requests)
     result.files_kept, result.files_total = retention(files, final_view)
 
 

@@ -51,6 +51,16 @@ def usage_input(usage: Mapping[str, Any]) -> int:
     )
 
 
+def new_tokens(series: Iterable[int]) -> int:
+    """What a run of main requests added beyond the previous request's prompt: the least it could
+    have written to the cache had every request read all of the previous one."""
+    total, previous = 0, 0
+    for tokens in series:
+        total += max(0, tokens - previous)
+        previous = tokens
+    return total
+
+
 def same_line_endings(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
@@ -106,6 +116,8 @@ class RunResult:
     strategy: str
     window: int
     steps: int  # model replies the trajectory has
+    # "measured": the recorded or measured gaps; "pauses": some between-turn gaps made long pauses.
+    condition: str = "measured"
     main_requests: int = 0  # main-thread requests the API answered
     overflow_errors: int = 0  # requests the API refused as too long
     # Where the run stopped early (the main request that could not be answered) and why.
@@ -113,6 +125,7 @@ class RunResult:
     stop_reason: str = ""
     totals: dict[str, Any] = field(default_factory=dict)
     cost_units: float = 0.0
+    usd: float = 0.0  # at list price
     cache_read_share: float = 0.0
     peak_input: int = 0
     compactions: int = 0
@@ -130,6 +143,14 @@ class RunResult:
     output_by_kind: dict[str, int] = field(default_factory=dict)
     # Main requests that wrote most of their prompt to the cache again (a broken prefix).
     prefix_rewrites: int = 0
+    # Main requests after a pause past the 5-minute cache lifetime, and those that wrote more than
+    # half of their prompt to the cache again.
+    pauses: int = 0
+    pause_rewrites: int = 0
+    # Thinking blocks the model wrote, and those a later request sent their reply without.
+    thinking_written: int = 0
+    thinking_dropped: int = 0
+    sim_minutes: float = 0.0  # the session's length on the simulated clock
     # Side records of the transcript by type (snip, cache-edit, content-replacement, ...).
     records: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
@@ -178,6 +199,16 @@ class Aggregate:
     @property
     def estimate_error(self) -> float | None:
         return mean_abs(e for r in self.runs for e in r.estimate_errors)
+
+    @property
+    def usd(self) -> float:
+        return self._sum("usd")
+
+    @property
+    def share_limit(self) -> float:
+        """The best cache-read share these runs' main prompts allow: 1 - new tokens / their input."""
+        total = sum(sum(r.input_series) for r in self.runs)
+        return 1 - sum(new_tokens(r.input_series) for r in self.runs) / total if total else 0.0
 
     @property
     def cpu_ms_per_request(self) -> float:

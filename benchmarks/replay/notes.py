@@ -8,7 +8,16 @@ from collections.abc import Sequence
 from agent_repl.context.thresholds import autocompact_threshold, effective_window
 from agent_repl.emulator.models import default_model_table
 from benchmarks.replay.metrics import Aggregate, RunResult
-from benchmarks.replay.report import OURS, aggregates, cheapest_clean
+from benchmarks.replay.report import (
+    MEASURED,
+    OURS,
+    aggregates,
+    cheapest_clean,
+    cheapest_completed_peer,
+    checks,
+)
+
+PAUSES_CONDITION = "pauses"
 
 OWN_SUMMARY = "agent-repl with its own summary"
 
@@ -43,99 +52,91 @@ def _parts(agg: Aggregate) -> str:
     return ", ".join(f"{name} {_k(units)}" for name, units in breakdown(agg).items() if units >= 500)
 
 
+def _measured(name: str, variant: Aggregate, ours: Aggregate) -> str:
+    return (
+        f"- Measured: {name} costs {_k(variant.cost_units)} ({variant.cost_units / ours.cost_units - 1:+.0%} against "
+        f"the defaults), reads {variant.cache_read_share:.1%} from the cache, overflows {variant.overflows} times, "
+        f"rewrites {int(variant._sum('pause_rewrites'))} prompts after a pause, keeps "
+        f"{variant.share('users_kept', 'users_total') or 0:.0%} of user messages and "
+        f"{variant.share('files_kept', 'files_total') or 0:.0%} of file paths."
+    )
+
+
+def _closest(results: Sequence[RunResult], window: int, variants: Sequence[str], peer: Aggregate | None) -> str | None:
+    """The public lever without overflows that came closest to the cost target, in words."""
+    if peer is None:
+        return None
+    public = [v for v in variants if "(not public)" not in v]
+    clean = [a for a in aggregates(results, window, public) if a.runs and not a.overflows and not a.stopped]
+    best = min(clean, key=lambda a: a.cost_units, default=None)
+    if best is None:
+        return None
+    return f"the cheapest without overflows is {best.strategy}: {_k(best.cost_units)}, {best.cost_units / peer.cost_units:.2f}x {peer.strategy}"
+
+
 def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence[str], variants: Sequence[str]) -> list[str]:
     aggs = aggregates(results, window, strategies)
     ours = next((a for a in aggs if a.strategy == OURS), None)
     if ours is None or not ours.runs:
         return []
-    best = cheapest_clean(aggs)
-    users = ours.share("users_kept", "users_total") or 0.0
-    snips = sum(r.records.get("snip", 0) for r in ours.runs)
-    rewrites = int(ours._sum("prefix_rewrites"))
+    peer = cheapest_clean(aggs, peers_only=True) or cheapest_completed_peer(aggs)
+    found = {c.what: c for c in checks(aggs)}
     compactions = int(ours._sum("compactions"))
-    memory = breakdown(ours)["memory notes"]
     threshold = autocompact_threshold(effective_window(window))
     lines = [f"**{window // 1000}K window.**"]
-    missed = False
-    if ours.overflows or ours.stopped:
-        missed = True
-        names = ", ".join(sorted({r.trajectory for r in ours.runs if r.overflow_errors or not r.completed}))
-        lines.append(f"- Overflows: agent-repl hit {ours.overflows} prompt-too-long errors ({names}).")
-    if best is not None and best.strategy != OURS:
-        missed = True
-        lines.append(
-            f"- Cost: {best.strategy} is the cheapest strategy without overflows, {_k(best.cost_units)} units against "
-            f"agent-repl's {_k(ours.cost_units)} ({ours.cost_units / best.cost_units - 1:+.0%}). agent-repl's units: "
-            f"{_parts(ours)}; {best.strategy}'s: {_parts(best)}."
-        )
-    cheaper = [a for a in aggs if a.strategy != OURS and a.runs and not a.stopped and a.cost_units < ours.cost_units]
-    if best is not None and best.strategy == OURS and cheaper:
-        lines.append(
-            "- Cost: agent-repl is the cheapest strategy without overflow errors, but "
-            + ", ".join(f"{a.strategy} ({_k(a.cost_units)}, {a.overflows} overflow errors, recovered)" for a in cheaper)
-            + f" cost less than its {_k(ours.cost_units)}."
-        )
-    if ours.cache_read_share < 0.90:
-        missed = True
-        lines.append(
-            f"- Cache: agent-repl read {ours.cache_read_share:.1%} of its input from the cache. {rewrites} of its main "
-            f"requests wrote more than half of their prompt again; it made {snips} automatic snips and {compactions} "
-            f"compactions (each one starts a new prefix), and compacts at {threshold:,} tokens, "
-            f"{threshold / window:.0%} of this window (its largest prompt was {ours.peak_input:,})."
-        )
-    if users < 1.0:
-        missed = True
-        lost = [f"{r.trajectory} ({r.users_kept}/{r.users_total})" for r in ours.runs if r.users_kept < r.users_total]
-        lines.append(f"- Retention: user messages missing from the final view in {', '.join(lost)}.")
+    missed = [c for c in found.values() if not c.met]
     if not missed:
         lines.append("- agent-repl meets every criterion at this window.")
+    for check in missed:
+        lines.append(f"- Not met: {check.what} ({check.detail}).")
+    if ours.overflows or ours.stopped:
+        stopped = [f"{r.trajectory} ({r.overflow_errors} overflow errors{', stopped' if not r.completed else ''})" for r in ours.runs if r.overflow_errors or not r.completed]
+        lines.append(
+            f"- Why (overflows): {', '.join(stopped)}. A tool result that arrives while the view is near the window "
+            "makes the next request too long; the reactive compaction then has to summarize a view past the window."
+        )
+    if peer is not None and ours.cost_units > 0.85 * peer.cost_units:
+        closest = _closest(results, window, variants, peer)
+        lines.append(
+            f"- Why (cost): agent-repl's units: {_parts(ours)}; {peer.strategy}'s: {_parts(peer)}."
+            + (f" Of the levers, {closest}." if closest else "")
+        )
+    share = found.get("cache-read share >= 0.90, or the limit of these prompts")
+    if share is not None and not share.met:
+        by_run = ", ".join(
+            f"{r.trajectory} {r.cache_read_share:.2f}" for r in sorted(ours.runs, key=lambda r: -r.cache_read_share)
+        )
+        lines.append(
+            f"- Why (cache share): by trajectory {by_run}. Every new tool result is written to the cache once, and each "
+            f"of the {compactions} compactions (at {threshold:,} tokens, {threshold / window:.0%} of this window) "
+            "starts a prefix that is written again."
+        )
     for name in variants:
-        variant = Aggregate(name, [r for r in results if r.window == window and r.strategy == name])
-        if not variant.runs:
-            continue
+        variant = Aggregate(name, [r for r in results if r.window == window and r.strategy == name and r.condition == MEASURED])
+        if variant.runs:
+            lines.append(_measured(name, variant, ours))
+    paused = aggregates(results, window, [OURS, *variants], PAUSES_CONDITION)
+    base = next((a for a in paused if a.strategy == OURS), None)
+    if base is not None:
         lines.append(
-            f"- Measured: {name} costs {_k(variant.cost_units)} ({variant.cost_units / ours.cost_units - 1:+.0%} against "
-            f"the defaults), reads {variant.cache_read_share:.1%} from the cache, overflows {variant.overflows} times, "
-            f"keeps {variant.share('users_kept', 'users_total') or 0:.0%} of user messages and "
-            f"{variant.share('files_kept', 'files_total') or 0:.0%} of file paths."
+            f"- Under pauses, agent-repl costs {_k(base.cost_units)} and rewrites {int(base._sum('pause_rewrites'))} of "
+            f"{int(base._sum('pauses'))} prompts after a pause:"
         )
-    if snips:
-        lines.append(
-            f"- Why (automatic snip): it ran {snips} times. It runs only while autocompact is off or its circuit "
-            "breaker has opened, and each snip changes the prompt before the newest message, so the cached prefix "
-            "from the snip point on is written again."
-        )
-    if memory >= 0.05 * ours.cost_units:
-        lines.append(
-            f"- Why (session memory): the background notes cost {_k(memory)} units of output ({memory / ours.cost_units:.0%} "
-            "of the total): each extraction writes the whole nine-section notes again at the output price (5x input). "
-            "What would fix it: extract less often, or cap or diff the notes."
-        )
-    if ours.cache_read_share < 0.90:
-        main = int(ours._sum("main_requests"))
-        shares = ", ".join(f"{r.trajectory} {r.cache_read_share:.2f}" for r in sorted(ours.runs, key=lambda r: -r.cache_read_share))
-        lines.append(
-            f"- Why (cache share): by trajectory: {shares}. Every new tool result is written to the cache once, whatever "
-            f"the strategy, and each of the {compactions} compactions over {main} main requests starts a new prefix that "
-            f"is written again; where one Read brings thousands of tokens into a window of a few tens of thousands, "
-            "each written token is read only a few times before the next compaction (the sessions with small outputs "
-            "read more)."
-        )
-    own = Aggregate(OWN_SUMMARY, [r for r in results if r.window == window and r.strategy == OWN_SUMMARY])
+        lines += ["  " + _measured(a.strategy, a, base) for a in paused if a.strategy != OURS]
+    own = Aggregate(OWN_SUMMARY, [r for r in results if r.window == window and r.strategy == OWN_SUMMARY and r.condition == MEASURED])
     if own.runs and compactions:
         lines.append(
             f"- The API's summary against our own: with on-demand compaction (the defaults) agent-repl costs "
             f"{_k(ours.cost_units)} and keeps {ours.share('files_kept', 'files_total') or 0:.0%} of file paths; with "
             f"our nine-section summary {_k(own.cost_units)} ({own.cost_units / ours.cost_units - 1:+.0%}) and "
-            f"{own.share('files_kept', 'files_total') or 0:.0%}. The API's summary keeps the thinking of the turns "
-            "kept after it (ours must leave it out: its prefix changed) and costs one request without a fork of the "
-            "whole view; the emulator writes both summaries the same extractive way, so what they keep is alike here."
+            f"{own.share('files_kept', 'files_total') or 0:.0%}. The emulator writes both summaries the same "
+            "extractive way, so what they keep is alike here; what differs is what each request sends and writes."
         )
     return lines
 
 
 def closing_note(results: Sequence[RunResult], strategies: Sequence[str], variants: Sequence[str] = ()) -> list[str]:
     lines: list[str] = []
-    for window in sorted({r.window for r in results}, reverse=True):
+    for window in sorted({r.window for r in results}):
         lines += [*_window_note(results, window, strategies, variants), ""]
     return lines

@@ -5,17 +5,21 @@ policy gives it (derived from the scenario, the step and the call's position, so
 request gets the same id), and the tool returns exactly what was recorded, so every run of a
 trajectory sees the same bytes. `Bash`, `Read`, `Grep` and `Glob` present our own tools' names,
 schemas, size limits and flags to the model and the pipeline; any other tool a source used
-(Claude Code's `Edit`, `Task`, ...) is replayed under its own name with an open schema.
+(Claude Code's `Edit`, `Task`, ...) is replayed under its own name with an open schema. With a
+`Timekeeper`, the first call of a step to run moves the simulated clock by the step's tool time
+(calls of one step may run side by side, so the step's time is counted once).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput
 from agent_repl.emulator.policies import ScriptPolicy
+from benchmarks.replay.timeline import SimClock
 from benchmarks.replay.trajectory import NO_OUTPUT_RECORDED, Trajectory
 from tools import builtin_tools
 
@@ -28,12 +32,35 @@ class AnyArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+@dataclass
+class Timekeeper:
+    """Moves the clock by a step's tool time when the first of its calls runs."""
+
+    clock: SimClock
+    seconds: list[float]  # per step, in scenario order
+    step_of: dict[str, int]  # tool_use id -> its step
+    timed: set[int] = field(default_factory=set)
+
+    def ran(self, tool_use_id: str) -> None:
+        step = self.step_of.get(tool_use_id)
+        if step is not None and step not in self.timed:
+            self.timed.add(step)
+            self.clock.advance(self.seconds[step])
+
+
 class ReplayTool(Tool):
     args_model: ClassVar[type[BaseModel]] = AnyArgs
 
-    def __init__(self, name: str, outputs: dict[str, tuple[str, bool]], template: Tool | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        outputs: dict[str, tuple[str, bool]],
+        template: Tool | None = None,
+        timekeeper: Timekeeper | None = None,
+    ) -> None:
         self._name = name
         self.outputs = outputs
+        self.timekeeper = timekeeper
         self.calls: list[str] = []
         self._schema = template.api_schema() if template is not None else {
             "name": name,
@@ -60,6 +87,8 @@ class ReplayTool(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         self.calls.append(ctx.tool_use_id)
+        if self.timekeeper is not None:
+            self.timekeeper.ran(ctx.tool_use_id)
         recorded = self.outputs.get(ctx.tool_use_id)
         if recorded is None:
             return ToolOutput.error(UNKNOWN_CALL)
@@ -67,28 +96,44 @@ class ReplayTool(Tool):
         return ToolOutput(content=text, is_error=is_error, summary=text.splitlines()[0][:80] if text else "")
 
 
-def recorded_outputs(trajectory: Trajectory, scenario: dict[str, Any]) -> dict[str, tuple[str, bool]]:
-    """tool_use id -> (recorded output, is_error), with the ids the script policy will give the calls."""
+def _step_ids(trajectory: Trajectory, scenario: dict[str, Any]) -> list[list[str]]:
+    """The tool_use ids the script policy gives each step's calls, in order."""
     policy = ScriptPolicy(scenario)
     steps = [step for turn in trajectory.turns for step in turn.steps]
-    table: dict[str, tuple[str, bool]] = {}
+    found = []
     for index, step in enumerate(steps):
         reply = policy.step_reply(index)
         ids = [block["id"] for block in reply.content if block.get("type") == "tool_use"]
         assert len(ids) == len(step.tools), "the scenario and the trajectory disagree"
+        found.append(ids)
+    return found
+
+
+def recorded_outputs(trajectory: Trajectory, scenario: dict[str, Any]) -> dict[str, tuple[str, bool]]:
+    """tool_use id -> (recorded output, is_error), with the ids the script policy will give the calls."""
+    steps = [step for turn in trajectory.turns for step in turn.steps]
+    table: dict[str, tuple[str, bool]] = {}
+    for ids, step in zip(_step_ids(trajectory, scenario), steps, strict=True):
         for tool_use_id, call in zip(ids, step.tools, strict=True):
             table[tool_use_id] = (call.output or NO_OUTPUT_RECORDED, call.is_error)
     return table
 
 
-def replay_tools(trajectory: Trajectory, scenario: dict[str, Any]) -> list[Tool]:
+def timekeeper(trajectory: Trajectory, scenario: dict[str, Any], clock: SimClock) -> Timekeeper:
+    steps = [step for turn in trajectory.turns for step in turn.steps]
+    step_of = {tool_use_id: index for index, ids in enumerate(_step_ids(trajectory, scenario)) for tool_use_id in ids}
+    return Timekeeper(clock, [step.tool_seconds or 0.0 for step in steps], step_of)
+
+
+def replay_tools(trajectory: Trajectory, scenario: dict[str, Any], clock: SimClock | None = None) -> list[Tool]:
     """Our tool list with each tool replaced by its replay, plus the other names the source used.
 
     Snip stays real: the pipeline's own tool, which a recorded model never calls.
     """
     table = recorded_outputs(trajectory, scenario)
+    keeper = timekeeper(trajectory, scenario, clock) if clock is not None else None
     ours = {tool.name: tool for tool in builtin_tools()}
     tools: list[Tool] = [ours["Snip"]]
     for name in sorted((set(ours) - {"Snip"}) | trajectory.tool_names()):
-        tools.append(ReplayTool(name, table, ours.get(name)))
+        tools.append(ReplayTool(name, table, ours.get(name), keeper))
     return tools

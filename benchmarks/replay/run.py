@@ -1,4 +1,5 @@
-"""Regenerate BENCHMARKS.md and its plots: every strategy on every trajectory, at 200K and 50K.
+"""Regenerate BENCHMARKS.md, its plots and results/runs.csv (one row per run): every strategy on
+every trajectory at 50K, 200K and 1M on the public API, with the measured gaps and, labelled, with pauses.
 
     .venv/bin/python -m benchmarks.replay.run            # everything (records our explorations if needed)
     .venv/bin/python -m benchmarks.replay.run --fresh    # record the explorations again first
@@ -23,10 +24,12 @@ from datetime import date
 from pathlib import Path
 
 from benchmarks.replay.catalogue import RECORDINGS, REPO, SHARED_DATA, load_all
-from benchmarks.replay.harness import run_one
+from benchmarks.replay.harness import DEFAULT_READ_MULTIPLIER, run_one
 from benchmarks.replay.metrics import RunResult
 from benchmarks.replay.notes import closing_note
 from benchmarks.replay.report import (
+    MEASURED,
+    OURS,
     acceptance,
     aggregates,
     diagnostics,
@@ -34,8 +37,10 @@ from benchmarks.replay.report import (
     plot,
     summary_table,
     trajectory_table,
+    write_csv,
 )
 from benchmarks.replay.strategies import DIAGNOSTIC_VARIANTS, STRATEGIES
+from benchmarks.replay.timeline import GapSamples, Pauses
 from benchmarks.replay.trajectory import Trajectory
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -47,13 +52,22 @@ def _changes() -> list[str]:
     if not CHANGES.is_file():
         return []
     return ["## What changed since the previous run", "", *CHANGES.read_text(encoding="utf-8").strip().splitlines(), ""]
-WINDOWS = (200_000, 50_000)
+
+
+WINDOWS = (50_000, 200_000, 1_000_000)
+PAUSES_CONDITION = "pauses"
+CONDITIONS = (MEASURED, PAUSES_CONDITION)
+# The labelled condition beside the measured gaps (which have no pause past 5 minutes): a quarter
+# of the turns come after a pause, some past the 5-minute cache lifetime, one past the hour.
+PAUSES = Pauses(share=0.25, minutes=(10, 20, 45, 90))
+Task = tuple[str, int, str, str]  # condition, window, trajectory, strategy
 
 
 def _print(result: RunResult) -> None:
     stopped = f" STOPPED at {result.stopped_at}/{result.steps}" if not result.completed else ""
     print(
-        f"{result.window // 1000:>4}K {result.trajectory:<20} {result.strategy:<15} {result.cost_units / 1000:>9,.0f}K units "
+        f"{result.condition[:5]} {result.window // 1000:>4}K {result.trajectory:<20} {result.strategy:<15} "
+        f"{result.cost_units / 1000:>9,.0f}K units "
         f"share {result.cache_read_share:.3f} peak {result.peak_input:>7,} overflows {result.overflow_errors}"
         f"{stopped} ({result.wall_seconds:.1f}s)",
         flush=True,
@@ -61,41 +75,169 @@ def _print(result: RunResult) -> None:
 
 
 _WORKER_TRAJECTORIES: dict[str, Trajectory] = {}
+_WORKER_READ_MULTIPLIER: list[float] = [DEFAULT_READ_MULTIPLIER]
 
 
-def _worker_start(shared_data: Path) -> None:
+def _worker_start(shared_data: Path, read_multiplier: float) -> None:
     _WORKER_TRAJECTORIES.update({t.name: t for t in load_all(shared_data=shared_data, recordings=RECORDINGS)})
+    _WORKER_READ_MULTIPLIER[0] = read_multiplier
 
 
-def _worker_run(task: tuple[int, str, str]) -> RunResult:
-    window, name, strategy = task
+def _worker_run(task: Task) -> RunResult:
+    condition, window, name, strategy = task
     chosen = next(s for s in [*STRATEGIES, *DIAGNOSTIC_VARIANTS] if s.name == strategy)
-    return asyncio.run(run_one(_WORKER_TRAJECTORIES[name], chosen, window))
+    pauses = PAUSES if condition == "pauses" else None
+    return asyncio.run(
+        run_one(_WORKER_TRAJECTORIES[name], chosen, window, pauses=pauses, read_multiplier=_WORKER_READ_MULTIPLIER[0])
+    )
+
+
+def plan(trajectories: list[Trajectory], strategies: list[str], windows: tuple[int, ...], conditions: tuple[str, ...]) -> list[Task]:
+    """Every run, in the report's order: each strategy where it runs (`Strategy.runs_in`); under
+    pauses only the trajectories with more than one turn (a single turn has no gap to lengthen)."""
+    chosen = {s.name: s for s in [*STRATEGIES, *DIAGNOSTIC_VARIANTS] if s.name in strategies}
+    return [
+        (c, w, t.name, name)
+        for c in conditions
+        for w in windows
+        for t in trajectories
+        if c == MEASURED or len(t.turns) > 1
+        for name in strategies
+        if chosen[name].runs_in(c, w)
+    ]
 
 
 def run_all(
-    trajectories: list[Trajectory], strategies: list[str], windows: tuple[int, ...], *, jobs: int, shared_data: Path
+    trajectories: list[Trajectory],
+    strategies: list[str],
+    windows: tuple[int, ...],
+    *,
+    jobs: int,
+    shared_data: Path,
+    conditions: tuple[str, ...] = CONDITIONS,
+    read_multiplier: float = DEFAULT_READ_MULTIPLIER,
 ) -> list[RunResult]:
-    """Every (window, trajectory, strategy) run; with `jobs` > 1 in that many worker processes, each
-    with its own emulator, longest runs first. Results come back in the table's order."""
-    tasks = [(w, t.name, s) for w in windows for t in trajectories for s in strategies]
+    """Every run; with `jobs` > 1 in that many worker processes, each with its own emulator,
+    longest runs first. Results come back in the table's order."""
+    tasks = plan(trajectories, strategies, windows, conditions)
     if jobs <= 1:
         _WORKER_TRAJECTORIES.update({t.name: t for t in trajectories})
+        _WORKER_READ_MULTIPLIER[0] = read_multiplier
         results = []
         for task in tasks:
             results.append(_worker_run(task))
             _print(results[-1])
         return results
     steps = {t.name: t.request_count for t in trajectories}
-    ordered = sorted(tasks, key=lambda task: -steps[task[1]] * task[0])
-    done: dict[tuple[int, str, str], RunResult] = {}
+    ordered = sorted(tasks, key=lambda task: -steps[task[2]] * task[1])
+    done: dict[Task, RunResult] = {}
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_start, initargs=(shared_data,)) as pool:
+    initargs = (shared_data, read_multiplier)
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_start, initargs=initargs) as pool:
         futures = {pool.submit(_worker_run, task): task for task in ordered}
         for future in as_completed(futures):
             done[futures[future]] = future.result()
             _print(done[futures[future]])
     return [done[task] for task in tasks]
+
+
+def _header(wall_seconds: float, runs: int, load: str, pauses: Pauses, csv_link: str) -> list[str]:
+    gaps = GapSamples.load()
+    return [
+        "# Long-session benchmark: replayed agent trajectories on the public API",
+        "",
+        "Generated by the one command below; do not edit by hand. How the replay works, the strategies and "
+        "the sources of their parameters: [benchmarks/replay/README.md](benchmarks/replay/README.md). "
+        f"Every run's figures, per trajectory: [{csv_link}]({csv_link}).",
+        "",
+        "    .venv/bin/python -m benchmarks.replay.run",
+        "",
+        f"Last run: {date.today().isoformat()}, wall time **{wall_seconds / 60:.1f} min** ({wall_seconds:.0f} s) "
+        f"on this machine ({platform.machine()}, Python {platform.python_version()}; 2 cores shared with other "
+        f"work: load average {load}), {runs} runs.",
+        "",
+        "The emulator plays the public Messages API (no cache editing) for every strategy; the one variant on "
+        "the emulator's cache-editing beta is marked (not public). The model is `claude-sonnet-5-5` (input $2/MTok, "
+        "output $10/MTok, cache read 0.1x, 5-minute cache write 1.25x, 1-hour write 2x). **Cost units** are "
+        "input-token equivalents at those multipliers: uncached + 1.25 x 5m write + 2 x 1h write + 0.1 x read + "
+        "5 x output, over every request a strategy made (summaries and session-memory notes included); **$** is "
+        "the same at list price. A `*` marks a total that includes runs which stopped early (so it is not "
+        "comparable). **Cache-read share (limit)**: reads / all input, and in brackets the best share these main "
+        "prompts allow, 1 - new tokens / input, where new tokens are what each main request added beyond the "
+        "previous one's prompt. **Peak input** is the largest prompt of any request. **Rewrites after a pause**: "
+        "main requests that came more than 5 minutes after the previous request and wrote more than half of their "
+        "prompt to the cache, of all such requests. **Thinking blocks dropped**: thinking blocks the model wrote "
+        "that a later main request sent their reply without, of all it wrote. **Est. error** is the mean "
+        "|estimate - actual| / actual of the pipeline's token count before each main request. **Pipeline CPU** is "
+        "the thread CPU time of the loop's projection per main request. **User msgs kept**: typed user messages "
+        "found verbatim (CRLF = LF) in the last request of the run, in its messages or in a summary; **files "
+        "kept**: paths the tool calls named that are still in it. The emulator's summaries are extractive: they "
+        "quote every user message and list the paths of Read-style calls, so summarizing strategies keep user "
+        "messages by construction here; a real model's summary may not. Replayed replies are the recorded ones "
+        "whatever the context holds, so these numbers measure cost and what stays in view, not whether the work "
+        "would still succeed.",
+        "",
+        "**Time.** Nothing sleeps: one simulated clock moves by the user's think time before each turn, by the "
+        "model's latency at each reply and by each step's tool time, and the emulator's cache expires on it "
+        "(5 minutes, or an hour for 1-hour breakpoints). Recorded times are used where a trajectory has them "
+        "(Claude Code and mini-swe-agent timestamps, SWE-agent execution times, our explorations' measured tool "
+        "durations); the rest are drawn, with a generator seeded by the trajectory's name, from the gaps of the "
+        f"real Claude Code sessions in `../shared/data/claude_code/` ({gaps.describe()}; "
+        "`benchmarks/replay/gaps.json`, regenerated by `python -m benchmarks.replay.timeline`). Those sessions "
+        "have no pause past 5 minutes, so the **measured gaps** condition never lets the cache expire between "
+        f"turns. The labelled **pauses** condition replaces each between-turn gap, with a seeded draw, by a "
+        f"pause ({pauses.label}) on the trajectories with more than one turn: it is our assumption, not data, "
+        "and shows what a pause costs and which levers pay for it.",
+        "",
+    ]
+
+
+def _window_section(
+    results: list[RunResult], window: int, strategies: list[str], variants: list[str], names: list[str], image: str
+) -> list[str]:
+    aggs = aggregates(results, window, strategies)
+    lines = [
+        f"## {window // 1000}K window",
+        "",
+        "Measured gaps:",
+        "",
+        *summary_table(aggs),
+        "",
+        "Cost units per trajectory (bold: the cheapest run with no overflow; \"stopped at k/n\": request k "
+        "was refused as too long, or with \"reply cut\" its reply was cut at the window's edge, and the run "
+        "could not go on):",
+        "",
+        *per_trajectory_table(results, window, strategies, names),
+        "",
+        *acceptance(aggs, window),
+        "",
+        "Prefix rewrites are main requests that wrote more than half of their prompt (and at least 20K tokens) "
+        "to the cache again; the other columns count the pipeline's own side records.",
+        "",
+        *diagnostics(aggs),
+        "",
+        f"![input tokens per request, {window // 1000}K window]({image})",
+        "",
+    ]
+    levers = aggregates(results, window, [OURS, *variants])
+    if len(levers) > 1:
+        lines += [
+            f"Levers at {window // 1000}K, each alone against the defaults, measured gaps (not product settings "
+            "unless the defaults say so; (not public) uses the emulator's cache-editing beta):",
+            "",
+            *summary_table(levers),
+            "",
+        ]
+    paused = aggregates(results, window, [*strategies, *variants], PAUSES_CONDITION)
+    if paused:
+        lines += [
+            f"Pauses condition at {window // 1000}K (the multi-turn trajectories only; the peers and the levers "
+            "about time):",
+            "",
+            *summary_table(paused),
+            "",
+        ]
+    return lines
 
 
 def write_report(
@@ -106,74 +248,20 @@ def write_report(
     wall_seconds: float,
     path: Path,
     results_dir: Path = RESULTS,
+    load: str = "not measured",
 ) -> None:
     names = [t.name for t in trajectories]
     lines = [
-        "# Long-session benchmark: replayed agent trajectories",
-        "",
-        "Generated by the one command below; do not edit by hand. How the replay works, the strategies and "
-        "the sources of their parameters: [benchmarks/replay/README.md](benchmarks/replay/README.md).",
-        "",
-        "    .venv/bin/python -m benchmarks.replay.run",
-        "",
-        f"Last run: {date.today().isoformat()}, wall time **{wall_seconds / 60:.1f} min** ({wall_seconds:.0f} s) "
-        f"on this machine ({platform.machine()}, Python {platform.python_version()}; 2 shared cores), "
-        f"{len(results)} runs.",
-        "",
-        "The model is the emulator's `claude-sonnet-5-5` (input $2/MTok, output $10/MTok, cache read 0.1x, 5-minute "
-        "cache write 1.25x, 1-hour write 2x). **Cost units** are input-token equivalents at those multipliers: "
-        "uncached + 1.25 x 5m write + 2 x 1h write + 0.1 x read + 5 x output, over every request a strategy made "
-        "(summaries and session-memory notes included). A `*` marks a total that includes runs which stopped early "
-        "(so it is not comparable). **Peak input** is the largest prompt of any request. **Est. error** is the mean "
-        "|estimate - actual| / actual of the pipeline's token count before each main request. **Pipeline CPU** is "
-        "the thread CPU time of the loop's projection per main request (stages + normalization; compaction requests "
-        "aside). **User msgs kept**: typed user messages found verbatim (CRLF = LF) in the last request of the run, "
-        "in its messages or in a summary; **files kept**: paths the tool calls named that are still in it. "
-        "The emulator's summaries are extractive: they quote every user message and list the paths of Read-style "
-        "calls, so summarizing strategies keep user messages by construction here; a real model's summary may not. "
-        "Replayed replies are the recorded ones whatever the context holds, so these numbers measure cost and what "
-        "stays in view, not whether the work would still succeed.",
-        "",
+        *_header(wall_seconds, len(results), load, PAUSES, _relative(results_dir / "runs.csv", path.parent)),
         *_changes(),
         "## Trajectories",
         "",
         *trajectory_table(trajectories),
         "",
     ]
-    windows = sorted({r.window for r in results}, reverse=True)
-    for window in windows:
-        aggs = aggregates(results, window, strategies)
-        image = results_dir / f"input_tokens_{window // 1000}k.png"
-        lines += [
-            f"## {window // 1000}K window",
-            "",
-            *summary_table(aggs),
-            "",
-            "Cost units per trajectory (bold: the cheapest run with no overflow; \"stopped at k/n\": request k "
-            "was refused as too long, or with \"reply cut\" its reply was cut at the window's edge, and the run "
-            "could not go on):",
-            "",
-            *per_trajectory_table(results, window, strategies, names),
-            "",
-            *acceptance(aggs, window),
-            "",
-            "Prefix rewrites are main requests that wrote more than half of their prompt (and at least 20K tokens) "
-            "to the cache again; the other columns count the pipeline's own side records.",
-            "",
-            *diagnostics(aggs),
-            "",
-            f"![input tokens per request, {window // 1000}K window]({_relative(image, path.parent)})",
-            "",
-        ]
-        if variants:
-            lines += [
-                f"Diagnostic variants of agent-repl at {window // 1000}K (not product settings; each changes one part "
-                "of the defaults to show what it costs or saves; every run is on the public API's path except the "
-                "variants marked (not public), which use our emulator's cache-editing beta):",
-                "",
-                *summary_table(aggregates(results, window, ["agent-repl", *variants])),
-                "",
-            ]
+    for window in sorted({r.window for r in results}):
+        image = _relative(results_dir / f"input_tokens_{window // 1000}k.png", path.parent)
+        lines += _window_section(results, window, strategies, variants, names, image)
     lines += ["## Closing note", "", *closing_note(results, strategies, variants), ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -189,13 +277,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shared-data", type=Path, default=SHARED_DATA)
     parser.add_argument("--strategies", default=",".join(s.name for s in STRATEGIES))
     parser.add_argument("--windows", default=",".join(str(w) for w in WINDOWS))
+    parser.add_argument("--conditions", default=",".join(CONDITIONS), help="measured gaps, and/or the pauses condition")
+    parser.add_argument(
+        "--cache-read-multiplier",
+        type=float,
+        default=DEFAULT_READ_MULTIPLIER,
+        help="Sonnet 5.5's cache-read price relative to input (the reference: 0.1 or 0.05)",
+    )
     parser.add_argument("--only", default="", help="comma-separated trajectory names (default: all)")
     parser.add_argument("--no-variants", action="store_true", help="skip the diagnostic variants of agent-repl")
     parser.add_argument("--out", type=Path, default=REPO / "BENCHMARKS.md")
     parser.add_argument("--results-dir", type=Path, default=RESULTS, help="where results.json and the plots go")
-    parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes (default 2)")
+    # A run waits on its local HTTP round trips about half the time, so two per core keep the cores busy.
+    parser.add_argument("--jobs", type=int, default=min(4, 2 * (os.cpu_count() or 1)), help="worker processes (default 4)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     strategies = args.strategies.split(",")
     variants = [] if args.no_variants else [v.name for v in DIAGNOSTIC_VARIANTS]
     trajectories = load_all(shared_data=args.shared_data, recordings=RECORDINGS, fresh=args.fresh)
@@ -207,21 +304,35 @@ def main(argv: list[str] | None = None) -> int:
         data = json.loads(saved.read_text(encoding="utf-8"))
         results = [RunResult(**r) for r in data["runs"]]
         wall = float(data["wall_seconds"])
+        load = str(data.get("load", "not measured"))
         variants = [v for v in variants if any(r.strategy == v for r in results)]
     else:
         if not (args.shared_data / "trajectories").is_dir():
             print(f"note: {args.shared_data} not found; only our own explorations are replayed", file=sys.stderr)
         windows = tuple(int(w) for w in args.windows.split(","))
-        results = run_all(trajectories, [*strategies, *variants], windows, jobs=args.jobs, shared_data=args.shared_data)
+        conditions = tuple(args.conditions.split(","))
+        results = run_all(
+            trajectories,
+            [*strategies, *variants],
+            windows,
+            jobs=args.jobs,
+            shared_data=args.shared_data,
+            conditions=conditions,
+            read_multiplier=args.cache_read_multiplier,
+        )
     for window in sorted({r.window for r in results}):
         plot(results, window, strategies, [t.name for t in trajectories], results_dir / f"input_tokens_{window // 1000}k.png")
     if not args.report_only:
         wall = time.perf_counter() - started
+        # The 1-minute load average when the run started and when it ended (other work shares the cores).
+        load = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
         results_dir.mkdir(parents=True, exist_ok=True)
         saved.write_text(
-            json.dumps({"wall_seconds": wall, "runs": [dataclasses.asdict(r) for r in results]}), encoding="utf-8"
+            json.dumps({"wall_seconds": wall, "load": load, "runs": [dataclasses.asdict(r) for r in results]}),
+            encoding="utf-8",
         )
-    write_report(results, trajectories, strategies, variants, wall, args.out, results_dir)
+    write_csv(results, results_dir / "runs.csv")
+    write_report(results, trajectories, strategies, variants, wall, args.out, results_dir, load)
     total = time.perf_counter() - started
     print(f"wrote {args.out} and {results_dir}; wall time {total / 60:.1f} min ({total:.0f} s)")
     return 0

@@ -101,12 +101,28 @@ def strip_to_boundary_slice(session: Session) -> None:
     session.context_guard = None
 
 
+MEASURED, PAUSES = "measured", "pauses"
+ALL_WINDOWS = (50_000, 200_000, 1_000_000)
+# The pauses condition runs at 200K, where the defaults neither compact often (as at 50K) nor
+# carry a long session uncompacted (as at 1M); it keeps the benchmark within its time budget.
+PAUSE_WINDOWS = (200_000,)
+
+
 @dataclass(frozen=True)
 class Strategy:
     name: str
     configure: Callable[[Session], Any]
     # The emulator is the public API unless a strategy asks for more (our cache-editing beta).
     cache_editing_endpoint: bool = False
+    # Where it runs: under which time conditions and at which windows (a lever runs only where it
+    # can act, so the whole benchmark fits its time budget).
+    conditions: tuple[str, ...] = (MEASURED,)
+    windows: tuple[int, ...] = ALL_WINDOWS
+
+    def runs_in(self, condition: str, window: int) -> bool:
+        if condition == PAUSES and window not in PAUSE_WINDOWS:
+            return False
+        return condition in self.conditions and window in self.windows
 
 
 def _naive(session: Session) -> None:
@@ -136,49 +152,57 @@ def _truncate(session: Session) -> DropOldestRounds:
     return stage
 
 
-def _agent_repl_variant(
-    *, auto_snip: bool = False, memory: bool = True, own_summary: bool = False, delete_later: bool = False
-) -> Callable[[Session], None]:
-    """A diagnostic variant of the defaults (not a product setting), to measure what one part costs
-    or saves: the automatic snip on beside autocompact (as before the benchmark found it dear),
-    the session-memory notes off, our own nine-section summary instead of the API's on-demand
-    compaction, or (on the cache-editing endpoint) cache deletes by size starting later and
-    keeping more (past 60% of the effective window, down to 40%, instead of 50% and 25%)."""
+def _agent_repl_variant(*, memory: bool = True, **config: object) -> Callable[[Session], None]:
+    """A variant of the defaults (a lever alone, or a part turned off), to measure what it costs or
+    saves: each keyword is a `PipelineConfig` field set on the session's pipeline."""
 
     def configure(session: Session) -> None:
-        config = session.projector.state.config  # type: ignore[attr-defined]
-        if auto_snip:
-            config.autocompact_on = False  # the snip stage then runs; compaction still does
+        pipeline_config = session.projector.state.config  # type: ignore[attr-defined]
+        for name, value in config.items():
+            assert hasattr(pipeline_config, name), name
+            setattr(pipeline_config, name, value)
         if not memory:
             session.after_turn_hooks.clear()
             session.memory = None
-        if own_summary:
-            config.on_demand_compaction = False
-        if delete_later:
-            config.cached_trigger_share, config.cached_keep_share = 0.6, 0.4
 
     return configure
 
 
+BOTH = (MEASURED, PAUSES)
+COMPACTING = (50_000, 200_000)  # where the defaults compact at all
+
+
 STRATEGIES: list[Strategy] = [
-    Strategy("agent-repl", lambda session: None),
-    Strategy("naive", _naive),
+    Strategy("agent-repl", lambda session: None, conditions=BOTH),
+    Strategy("naive", _naive, conditions=BOTH),
     Strategy("codex-style", _with_compactor(lambda _: CodexCompactor())),
     Strategy("gemini-style", _with_compactor(GeminiCompactor)),
     Strategy("opencode-style", _with_compactor(OpenCodeCompactor)),
     Strategy("truncate", _truncate),
 ]
 
-# Not compared with the peers: each turns off one default of agent-repl, to show what it costs.
+
+def _lever(name: str, *, conditions: tuple[str, ...] = (MEASURED,), windows: tuple[int, ...], **config: object) -> Strategy:
+    return Strategy(f"agent-repl {name}", _agent_repl_variant(**config), conditions=conditions, windows=windows)
+
+
+# Not compared with the peers: each changes one setting of agent-repl (a lever alone), where it
+# can act, to show what it costs or saves; the measured gaps have no pause, so the levers about
+# time run under the pauses condition.
 DIAGNOSTIC_VARIANTS: list[Strategy] = [
-    Strategy("agent-repl with auto-snip", _agent_repl_variant(auto_snip=True)),
-    Strategy("agent-repl without memory", _agent_repl_variant(memory=False)),
-    Strategy("agent-repl with its own summary", _agent_repl_variant(own_summary=True)),
+    _lever("with its own summary", windows=COMPACTING, on_demand_compaction=False),
+    _lever("with the earlier kept tail", windows=COMPACTING, kept_tail_tokens=40_000, reinject_share=0.1),
+    _lever("with the cost-aware trigger", windows=(1_000_000,), cost_trigger=True),
+    _lever("with server clears", conditions=BOTH, windows=(200_000,), server_clear=True),
+    _lever("with 1h cache", conditions=(PAUSES,), windows=PAUSE_WINDOWS, cache_ttl="1h"),
+    _lever("with a 1h prefix", conditions=(PAUSES,), windows=PAUSE_WINDOWS, cache_ttl="prefix-1h"),
+    _lever("with 1h cache after a pause", conditions=(PAUSES,), windows=PAUSE_WINDOWS, cache_ttl="auto"),
+    _lever("without clears at expiry", conditions=BOTH, windows=PAUSE_WINDOWS, clear_at_expiry=False),
     # Cache editing is our emulator's beta, not the public API's: what it would save.
-    Strategy("agent-repl with cache editing (not public)", _agent_repl_variant(), cache_editing_endpoint=True),
     Strategy(
-        "agent-repl with cache editing, deleting later (not public)",
-        _agent_repl_variant(delete_later=True),
+        "agent-repl with cache editing (not public)",
+        _agent_repl_variant(),
         cache_editing_endpoint=True,
+        windows=(200_000,),
     ),
 ]

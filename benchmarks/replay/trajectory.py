@@ -46,6 +46,10 @@ class Step(BaseModel):
 
     text: str | None = None
     tools: list[ToolCall] = Field(default_factory=list)
+    # Seconds from the request to the reply, and from the reply to all of its tools' results
+    # (None: not recorded, drawn by `timeline.with_times`).
+    model_seconds: float | None = None
+    tool_seconds: float | None = None
 
 
 class UserText(BaseModel):
@@ -59,6 +63,8 @@ class Turn(BaseModel):
 
     user: list[UserText]
     steps: list[Step]
+    # Seconds from the end of the previous turn to the user's message (None: not recorded).
+    think_seconds: float | None = None
 
 
 class Trajectory(BaseModel):
@@ -126,26 +132,36 @@ def paths_in_call(call: ToolCall) -> list[str]:
     return [p for p in found if p not in (".", "/")]
 
 
+def _plus(a: float | None, b: float | None) -> float | None:
+    return None if a is None and b is None else (a or 0.0) + (b or 0.0)
+
+
 def normalize_steps(steps: list[Step]) -> list[Step]:
     """Fold text-only replies in the middle of a turn into the next step, and end the turn with a
-    text-only step (the loop ends a turn at the first reply without tool calls)."""
+    text-only step (the loop ends a turn at the first reply without tool calls). A folded reply's
+    time goes to the step it joins."""
     folded: list[Step] = []
     pending: list[str] = []
+    waited: float | None = None
     for step in steps:
         if step.text:
             pending.append(step.text)
         if step.tools:
-            folded.append(Step(text="\n\n".join(pending) or None, tools=step.tools))
-            pending = []
+            model = _plus(waited, step.model_seconds)
+            text = "\n\n".join(pending) or None
+            folded.append(Step(text=text, tools=step.tools, model_seconds=model, tool_seconds=step.tool_seconds))
+            pending, waited = [], None
+        else:
+            waited = _plus(waited, step.model_seconds)
     if pending:
-        folded.append(Step(text="\n\n".join(pending)))
+        folded.append(Step(text="\n\n".join(pending), model_seconds=waited))
     elif not folded or folded[-1].tools:
         folded.append(Step(text=END_OF_TURN_TEXT))
     return folded
 
 
-def make_turn(user: list[UserText], steps: list[Step]) -> Turn:
-    return Turn(user=user, steps=normalize_steps(steps))
+def make_turn(user: list[UserText], steps: list[Step], think_seconds: float | None = None) -> Turn:
+    return Turn(user=user, steps=normalize_steps(steps), think_seconds=think_seconds)
 
 
 def dump_json(value: Any) -> str:
