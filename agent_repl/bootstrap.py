@@ -250,6 +250,9 @@ def build_pipeline(
         strategy=settings.context_strategy,
         autocompact_on=settings.autocompact and settings.context_strategy == "autocompact",
         deferred_tools=deferred,
+        clear_at_expiry=settings.clear_at_cache_expiry,
+        kept_tail_tokens=settings.compact_kept_tail_tokens,
+        reinject_share=settings.compact_reinject_share,
     )
     config.set_window(window)
     stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]

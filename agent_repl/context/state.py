@@ -34,9 +34,10 @@ class PipelineConfig:
     # Tools whose old results microcompact may clear.
     clearable_tools: frozenset[str] = frozenset({"Read", "Bash", "Grep", "Glob"})
     # Time-based microcompact: the server cache is cold after this gap (R3.4.1), or, with
-    # `clear_at_expiry`, when what the last request wrote expired (5 minutes, or the hour).
+    # `clear_at_expiry` (settings: clear_at_cache_expiry), when what the last request wrote
+    # expired (5 minutes, or the hour).
     cache_cold_gap_minutes: float = 60.0
-    clear_at_expiry: bool = False
+    clear_at_expiry: bool = True
     keep_recent_tool_results: int = 5
     # Breakpoint lifetimes (agent_repl.context.cache_ttl), and the gap between turns that counts as a pause.
     cache_ttl: Literal["5m", "1h", "prefix-1h", "auto"] = "5m"
@@ -71,8 +72,8 @@ class PipelineConfig:
     cost_trigger: bool = False
     # After a compaction: at most this much of the current turn is kept verbatim (a 200K-window
     # amount, scaled below), and recently read files are put back within this share of the window.
-    kept_tail_tokens: int = 40_000
-    reinject_share: float = 0.1
+    kept_tail_tokens: int = 10_000
+    reinject_share: float = 0.05
     # The model's cache-read price relative to base input (its writes: 1.25x for 5 minutes, 2x for the hour).
     cache_read_multiplier: float = 0.1
     # Automatic snip (R3.3.2): only over this share of the effective window, and only while no

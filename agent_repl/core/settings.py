@@ -66,6 +66,17 @@ class Settings(BaseModel):
     # Let the API write the summary where the model offers on-demand compaction (kept turns keep
     # their thinking); off: always our own nine-section summary.
     api_compaction: bool = True
+    # Clear old tool results once what the last request cached has expired (5 minutes, or the
+    # hour), when the next request writes the prefix again anyway; off: after the seeds' 60-minute
+    # gap. Chosen by the replay benchmark (BENCHMARKS.md, pauses condition at 200K, the row
+    # "agent-repl without clears at expiry").
+    clear_at_cache_expiry: bool = True
+    # After a compaction, at most this much of the current turn stays verbatim (a 200K-window
+    # amount, scaled in smaller windows) and recently read files come back within this share of
+    # the window. Chosen by the replay benchmark (BENCHMARKS.md, 50K and 200K, the row
+    # "agent-repl with the earlier kept tail").
+    compact_kept_tail_tokens: int = Field(default=10_000, ge=0)
+    compact_reinject_share: float = Field(default=0.05, ge=0, le=0.5)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # Declare the API's web_search and web_fetch server tools (WebSearch and WebFetch).
     web_tools: bool = True
@@ -136,6 +147,9 @@ FILE_KEYS = {
     "autocompact",
     "context_strategy",
     "api_compaction",
+    "clear_at_cache_expiry",
+    "compact_kept_tail_tokens",
+    "compact_reinject_share",
     "permissions",
     "permission_mode",
     "web_tools",

@@ -106,5 +106,5 @@ def test_the_cache_is_cold_after_what_the_last_request_wrote_expires():
     # once one has, the hour.
     assert cold_after_minutes(session([0, 1, 12], keep=1), state_for("auto")) == 5
     assert cold_after_minutes(session([0, 12, 1], keep=1), state_for("auto")) == 60
-    seeds = PipelineState(config=PipelineConfig())
+    seeds = PipelineState(config=PipelineConfig(clear_at_expiry=False))
     assert cold_after_minutes(quick, seeds) == seeds.config.cache_cold_gap_minutes

@@ -72,7 +72,11 @@ def test_time_based_clears_all_but_the_five_most_recent_and_records_it():
 
 def test_no_time_based_clear_within_the_gap_or_in_a_dry_run():
     history = history_with_results(8)
-    assert not make(PipelineConfig(), T0 + timedelta(minutes=30)).project(history).records
+    # The seeds' rule: a 60-minute gap. By default the clear waits only until what the last
+    # request cached has expired (5 minutes), since the next request writes it again anyway.
+    assert not make(PipelineConfig(clear_at_expiry=False), T0 + timedelta(minutes=30)).project(history).records
+    assert not make(PipelineConfig(), T0 + timedelta(minutes=4)).project(history).records
+    assert make(PipelineConfig(), T0 + timedelta(minutes=6)).project(history).records
     p = make(PipelineConfig(), T0 + timedelta(minutes=62))
     dry = p.project(history, dry_run=True)
     assert not dry.records and not p.state.microcompact.cleared

@@ -96,8 +96,12 @@ async def test_a_long_thinking_session_through_every_edit_gets_no_400(tmp_path, 
     server = EmulatorServer(policy=ScriptPolicy({"steps": thinking_steps(turns)}))
     server.start()
     clock = OffsetClock()
-    # Without the web server tools: their definitions move the autocompact off the middle of a turn.
-    settings = settings_for(server, tmp_path, context_window=WINDOW, api_compaction=api_compaction, web_tools=False)
+    # Without the web server tools: their definitions move the autocompact off the middle of a turn;
+    # with a kept tail that holds the turn so far, whose thinking the API's summary keeps.
+    settings = settings_for(
+        server, tmp_path, context_window=WINDOW, api_compaction=api_compaction, web_tools=False,
+        compact_kept_tail_tokens=40_000,
+    )
     session = await open_session(settings, tmp_path, clock=clock)
     first_after: dict[str, int] = {}
     compactions: list[str] = []
