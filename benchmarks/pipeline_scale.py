@@ -126,10 +126,9 @@ class Run:
         }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--turns", type=int, default=30)
-    args = parser.parse_args()
+def measure(turns: int = 30) -> list[dict[str, float]]:
+    """The three histories, `turns` turns each, side by side: one row each (200K view with 1K and
+    10K messages, then the ~900K view)."""
     view_messages, words = 800, 230  # ~200K tokens after the boundary
     with tempfile.TemporaryDirectory() as small_dir, tempfile.TemporaryDirectory() as large_dir, \
             tempfile.TemporaryDirectory() as wide_dir:
@@ -139,10 +138,17 @@ def main() -> None:
             Run(3_000, 2_400, 345, Path(wide_dir)),  # ~900K tokens after the boundary
         ]
         # Side by side, turn by turn, so the machine's noise falls on all alike.
-        for turn in range(args.turns):
+        for turn in range(turns):
             for run in runs:
                 run.turn(turn)
-        small, large, wide = (run.row() for run in runs)
+        return [run.row() for run in runs]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=30)
+    args = parser.parse_args()
+    small, large, wide = measure(args.turns)
     print(f"{'history':>10} {'history MB':>11} {'view tokens':>12} {'CPU ms/turn':>12} {'wall ms/turn':>13} {'peak MB':>8}")
     for row in (small, large, wide):
         print(

@@ -23,6 +23,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import date
 from pathlib import Path
 
+from benchmarks.pipeline_scale import measure as measure_pipeline
 from benchmarks.replay.catalogue import RECORDINGS, REPO, SHARED_DATA, load_all
 from benchmarks.replay.harness import DEFAULT_READ_MULTIPLIER, run_one
 from benchmarks.replay.metrics import RunResult
@@ -240,6 +241,32 @@ def _window_section(
     return lines
 
 
+def _scale_section(rows: list[dict[str, float]]) -> list[str]:
+    """benchmarks/pipeline_scale.py's rows, measured by this command after the replays."""
+    if not rows:
+        return []
+    wide = rows[-1]
+    verdict = "MET" if wide["cpu_ms_per_turn"] <= 20 else "NOT MET"
+    return [
+        "## Pipeline CPU per request at a 1M-token view",
+        "",
+        "The projection alone (the default stages on the public API, normalization, the thinking chain), "
+        "measured by this command after the replays with `benchmarks/pipeline_scale.py`'s histories, side by "
+        "side, 30 turns each (median thread CPU time per turn):",
+        "",
+        "| history (messages) | history MB | view tokens | CPU ms per request | wall ms per request |",
+        "|---:|---:|---:|---:|---:|",
+        *[
+            f"| {r['messages']:,.0f} | {r['history_mb']:.1f} | {r['view_tokens']:,.0f} | {r['cpu_ms_per_turn']:.2f} "
+            f"| {r['ms_per_turn']:.2f} |"
+            for r in rows
+        ],
+        "",
+        f"- {verdict}: CPU per request <= 20 ms at a {wide['view_tokens']:,.0f}-token view ({wide['cpu_ms_per_turn']:.2f} ms).",
+        "",
+    ]
+
+
 def write_report(
     results: list[RunResult],
     trajectories: list[Trajectory],
@@ -249,6 +276,7 @@ def write_report(
     path: Path,
     results_dir: Path = RESULTS,
     load: str = "not measured",
+    scale: list[dict[str, float]] | None = None,
 ) -> None:
     names = [t.name for t in trajectories]
     lines = [
@@ -262,6 +290,7 @@ def write_report(
     for window in sorted({r.window for r in results}):
         image = _relative(results_dir / f"input_tokens_{window // 1000}k.png", path.parent)
         lines += _window_section(results, window, strategies, variants, names, image)
+    lines += _scale_section(scale or [])
     lines += ["## Closing note", "", *closing_note(results, strategies, variants), ""]
     path.write_text("\n".join(lines), encoding="utf-8")
 
@@ -305,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         results = [RunResult(**r) for r in data["runs"]]
         wall = float(data["wall_seconds"])
         load = str(data.get("load", "not measured"))
+        scale = list(data.get("pipeline_scale", []))
         variants = [v for v in variants if any(r.strategy == v for r in results)]
     else:
         if not (args.shared_data / "trajectories").is_dir():
@@ -323,16 +353,19 @@ def main(argv: list[str] | None = None) -> int:
     for window in sorted({r.window for r in results}):
         plot(results, window, strategies, [t.name for t in trajectories], results_dir / f"input_tokens_{window // 1000}k.png")
     if not args.report_only:
+        scale = measure_pipeline()
         wall = time.perf_counter() - started
         # The 1-minute load average when the run started and when it ended (other work shares the cores).
         load = f"{load_before:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
         results_dir.mkdir(parents=True, exist_ok=True)
         saved.write_text(
-            json.dumps({"wall_seconds": wall, "load": load, "runs": [dataclasses.asdict(r) for r in results]}),
+            json.dumps(
+                {"wall_seconds": wall, "load": load, "pipeline_scale": scale, "runs": [dataclasses.asdict(r) for r in results]}
+            ),
             encoding="utf-8",
         )
     write_csv(results, results_dir / "runs.csv")
-    write_report(results, trajectories, strategies, variants, wall, args.out, results_dir, load)
+    write_report(results, trajectories, strategies, variants, wall, args.out, results_dir, load, scale)
     total = time.perf_counter() - started
     print(f"wrote {args.out} and {results_dir}; wall time {total / 60:.1f} min ({total:.0f} s)")
     return 0

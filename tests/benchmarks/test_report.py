@@ -75,7 +75,7 @@ def test_the_report_and_the_csv_come_from_the_results(tmp_path: Path):
     out = tmp_path / "BENCHMARKS.md"
     write_csv(results, tmp_path / "results" / "runs.csv")
     write_report(results, [trajectory], ["agent-repl", "naive"], ["agent-repl with server clears", "agent-repl with 1h cache"],
-                 600.0, out, tmp_path / "results", "1.0 at the start, 2.0 at the end")
+                 600.0, out, tmp_path / "results", "1.0 at the start, 2.0 at the end", [scale_row(202_000, 6.0), scale_row(902_000, 21.0)])
     rows = list(csv.DictReader((tmp_path / "results" / "runs.csv").open(encoding="utf-8")))
     assert len(rows) == len(results) and rows[0]["share_limit"] == "0.4"
     text = out.read_text(encoding="utf-8")
@@ -86,3 +86,8 @@ def test_the_report_and_the_csv_come_from_the_results(tmp_path: Path):
     assert "- NOT MET: cost <= 0.85x the cheapest peer without overflows (0.90x naive)" in text
     assert "Of the levers, the cheapest without overflows is agent-repl with server clears: 0K, 1.10x naive." in text
     assert "Under pauses, agent-repl costs 0K and rewrites 2 of 2 prompts after a pause" in text
+    assert "- NOT MET: CPU per request <= 20 ms at a 902,000-token view (21.00 ms)." in text
+
+
+def scale_row(tokens: int, cpu_ms: float) -> dict[str, float]:
+    return {"messages": 3_000, "history_mb": 8.7, "view_tokens": tokens, "cpu_ms_per_turn": cpu_ms, "ms_per_turn": cpu_ms + 1}
