@@ -62,7 +62,9 @@ def _measured(name: str, variant: Aggregate, ours: Aggregate) -> str:
     )
 
 
-def _closest(results: Sequence[RunResult], window: int, variants: Sequence[str], peer: Aggregate | None) -> str | None:
+def _closest(
+    results: Sequence[RunResult], window: int, variants: Sequence[str], peer: Aggregate | None, ours: Aggregate
+) -> str | None:
     """The public lever without overflows that came closest to the cost target, in words."""
     if peer is None:
         return None
@@ -71,7 +73,18 @@ def _closest(results: Sequence[RunResult], window: int, variants: Sequence[str],
     best = min(clean, key=lambda a: a.cost_units, default=None)
     if best is None:
         return None
-    return f"the cheapest without overflows is {best.strategy}: {_k(best.cost_units)}, {best.cost_units / peer.cost_units:.2f}x {peer.strategy}"
+    text = f"the cheapest without overflows is {best.strategy}: {_k(best.cost_units)}, {best.cost_units / peer.cost_units:.2f}x {peer.strategy}"
+    if best.cost_units >= ours.cost_units:
+        return f"none measured here costs less than the defaults ({text[4:]})"
+    files = best.share("files_kept", "files_total") or 0.0
+    users = best.share("users_kept", "users_total") or 0.0
+    peer_files = peer.share("files_kept", "files_total") or 0.0
+    if files < peer_files or users < 1.0:
+        text += (
+            f", but it keeps {files:.0%} of file paths (against {peer.strategy}'s {peer_files:.0%}) and {users:.0%} "
+            "of user messages, below the retention the defaults must keep, so it is not the default"
+        )
+    return text
 
 
 def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence[str], variants: Sequence[str]) -> list[str]:
@@ -84,11 +97,12 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
     compactions = int(ours._sum("compactions"))
     threshold = autocompact_threshold(effective_window(window))
     lines = [f"**{window // 1000}K window.**"]
-    missed = [c for c in found.values() if not c.met]
+    missed = [c for c in found.values() if c.met is False]
     if not missed:
-        lines.append("- agent-repl meets every criterion at this window.")
+        lines.append("- agent-repl meets every criterion that has something to compare with at this window.")
     for check in missed:
         lines.append(f"- Not met: {check.what} ({check.detail}).")
+    lines += [f"- Not comparable: {c.what} ({c.detail})." for c in found.values() if c.met is None]
     if ours.overflows or ours.stopped:
         stopped = [f"{r.trajectory} ({r.overflow_errors} overflow errors{', stopped' if not r.completed else ''})" for r in ours.runs if r.overflow_errors or not r.completed]
         lines.append(
@@ -96,7 +110,7 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
             "makes the next request too long; the reactive compaction then has to summarize a view past the window."
         )
     if peer is not None and ours.cost_units > 0.85 * peer.cost_units:
-        closest = _closest(results, window, variants, peer)
+        closest = _closest(results, window, variants, peer, ours)
         lines.append(
             f"- Why (cost): agent-repl's units: {_parts(ours)}; {peer.strategy}'s: {_parts(peer)}."
             + (f" Of the levers, {closest}." if closest else "")

@@ -13,6 +13,7 @@ from benchmarks.replay.trajectory import Trajectory
 
 OURS = "agent-repl"
 MEASURED = "measured"
+NO_PEER = "no peer finished every run, with or without overflows: nothing to compare with"
 
 
 def _pct(value: float | None) -> str:
@@ -104,8 +105,12 @@ def per_trajectory_table(
 @dataclass(frozen=True)
 class Check:
     what: str
-    met: bool
+    met: bool | None  # None: nothing to compare with (no peer finished every run)
     detail: str
+
+    @property
+    def verdict(self) -> str:
+        return "N/A" if self.met is None else "MET" if self.met else "NOT MET"
 
 
 def checks(aggs: Sequence[Aggregate]) -> list[Check]:
@@ -121,7 +126,7 @@ def checks(aggs: Sequence[Aggregate]) -> list[Check]:
     clean_peers = [a for a in aggs if a.strategy != OURS and a.runs and a.overflows == 0 and not a.stopped]
     # With no peer clean, the peers that finished every run are the comparison.
     compared = clean_peers or [a for a in aggs if a.strategy != OURS and a.runs and not a.stopped]
-    peer_files = max(((a.share("files_kept", "files_total") or 0.0, a.strategy) for a in compared), default=(0.0, "none"))
+    peer_files = max(((a.share("files_kept", "files_total") or 0.0, a.strategy) for a in compared), default=None)
     ratio = ours.cost_units / peer.cost_units if peer is not None and peer.cost_units else None
     limit = ours.share_limit
     return [
@@ -129,8 +134,8 @@ def checks(aggs: Sequence[Aggregate]) -> list[Check]:
         Check("user messages kept = 100%", users >= 1.0, _pct(users)),
         Check(
             "files kept >= the best peer's without overflows",
-            files >= peer_files[0],
-            f"{_pct(files)} against {peer_files[1]}'s {_pct(peer_files[0])}",
+            None if peer_files is None else files >= peer_files[0],
+            f"{_pct(files)} against {peer_files[1]}'s {_pct(peer_files[0])}" if peer_files else f"{_pct(files)}; {NO_PEER}",
         ),
         Check(
             "lowest cost of the strategies without overflows",
@@ -139,10 +144,10 @@ def checks(aggs: Sequence[Aggregate]) -> list[Check]:
         ),
         Check(
             "cost <= 0.85x the cheapest peer without overflows",
-            ratio is not None and ratio <= 0.85,
+            None if ratio is None else ratio <= 0.85,
             f"{ratio:.2f}x {peer.strategy}{'' if peer.overflows == 0 else ' (no peer ran without overflows: the cheapest that finished every run)'}"
             if ratio is not None and peer is not None
-            else "no peer finished every run",
+            else NO_PEER,
         ),
         Check(
             "cache-read share >= 0.90, or the limit of these prompts",
@@ -157,7 +162,7 @@ def acceptance(aggs: Sequence[Aggregate], window: int) -> list[str]:
     if not found:
         return []
     lines = [f"Acceptance, {window // 1000}K window, public path, measured gaps:", ""]
-    return lines + [f"- {'MET' if c.met else 'NOT MET'}: {c.what} ({c.detail})" for c in found]
+    return lines + [f"- {c.verdict}: {c.what} ({c.detail})" for c in found]
 
 
 def write_csv(results: Sequence[RunResult], path: Path) -> None:
