@@ -17,7 +17,7 @@ from agent_repl.core.messages import ImageBlock
 from agent_repl.core.permissions import PermissionRequest
 from agent_repl.core.persisted_output import format_size
 from agent_repl.core.read_access import opened_refusal
-from agent_repl.core.tokens import estimate_tokens
+from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, estimate_tokens
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd
 
@@ -296,7 +296,7 @@ class Read(Tool):
                 f"\n\n(Showing lines {start}-{end} of {total}{'+' if capped else ''}. "
                 "Use offset and limit to read other parts.)"
             )
-        if len(text.encode()) * 1.07 > MAX_TOKENS and (tokens := estimate_tokens(text)) > MAX_TOKENS:
+        if len(text.encode()) * DEFAULT_CLAUDE_RATIO > MAX_TOKENS and (tokens := estimate_tokens(text)) > MAX_TOKENS:
             return ToolOutput.error(
                 f"File content ({tokens} tokens) exceeds maximum allowed tokens ({MAX_TOKENS}). "
                 "Read a smaller part with offset and limit, or search for what you need with Grep.",

@@ -1,38 +1,17 @@
 """Snip: the model removes earlier messages from its own context by their `[id:]` tags (SPEC R3.3).
 
-The tool touches no file: the session installs a callback in the shared tool state (the context
-pipeline's snip API), and the tool only passes the ids on and reports what happened.
+The tool touches no file: the session lends it the context pipeline's snip through its port
+(`ToolContext.ports.snip`), and the tool only passes the ids on and reports what happened.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs
-
-# Where the session puts the snip callback in `ToolContext.state`.
-SNIP_STATE_KEY = "snip"
-
-
-class SnipOutcome(Protocol):
-    @property
-    def is_error(self) -> bool: ...
-
-    @property
-    def model_text(self) -> str: ...
-
-    @property
-    def user_text(self) -> str: ...
-
-    @property
-    def structured(self) -> dict[str, Any]: ...
-
-
-SnipCallback = Callable[[str, str | None, str | None], Awaitable[SnipOutcome]]
 
 
 class SnipArgs(ToolArgs):
@@ -61,7 +40,7 @@ class Snip(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, SnipArgs)
-        snip: SnipCallback | None = ctx.state.get(SNIP_STATE_KEY)
+        snip = ctx.ports.snip
         if snip is None:
             return ToolOutput.error(
                 "Snip is not available in this session: nothing was removed. Carry on without it.",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_repl.commands.agents import agents_command
 from agent_repl.commands.mcp import mcp_command
@@ -27,6 +28,9 @@ from agent_repl.commands.results import (
     TextOutput,
 )
 from agent_repl.transcript.sessions import message_count
+
+if TYPE_CHECKING:
+    from agent_repl.context.rewind import RestoreWhat
 
 KEYS = [
     ("Enter", "send the message"),
@@ -64,7 +68,7 @@ async def clear_command(ctx: CommandContext, args: str) -> CommandResult:
 
 def _transcript_path(session) -> str:
     """The session's transcript when it has one on disk (a session that never got a message has none)."""
-    path = getattr(session.sink, "path", None)
+    path = session.sink.path
     return str(path) if path is not None and Path(path).is_file() else ""
 
 
@@ -146,12 +150,10 @@ def parse_snip_range(args: str) -> tuple[str, str | None] | None:
 
 
 async def snip_command(ctx: CommandContext, args: str) -> CommandResult:
-    from agent_repl.context.pipeline import Pipeline
     from agent_repl.context.snip import snip_messages, snippable_messages
 
-    session = ctx.session
-    pipeline = session.projector
-    if not isinstance(pipeline, Pipeline):
+    session, pipeline = ctx.session, ctx.pipeline
+    if pipeline is None:
         return TextOutput("/snip needs the context pipeline", level="error")
     if not args.strip():
         return SnipChoices(snippable_messages(session, pipeline))
@@ -189,27 +191,24 @@ async def compact_command(ctx: CommandContext, args: str) -> CommandResult:
 
 async def uncompact_command(ctx: CommandContext, args: str) -> CommandResult:
     from agent_repl.context.compact import undo_last_compaction
-    from agent_repl.context.pipeline import Pipeline
 
-    session = ctx.session
-    if not isinstance(session.projector, Pipeline):
+    if ctx.pipeline is None:
         return TextOutput("/uncompact needs the context pipeline", level="error")
-    ok, text = await undo_last_compaction(session, session.projector)
+    ok, text = await undo_last_compaction(ctx.session, ctx.pipeline)
     return TextOutput(text, level="info" if ok else "warning")
 
 
-REWIND_WHAT = {"both": "both", "code": "code", "conversation": "conversation", "conv": "conversation", "chat": "conversation"}
+REWIND_WHAT: dict[str, RestoreWhat] = {"both": "both", "code": "code", "conversation": "conversation", "conv": "conversation", "chat": "conversation"}
 
 
 async def rewind_command(ctx: CommandContext, args: str) -> CommandResult:
     """`/rewind` lists prompts; `/rewind ID` asks what to restore; `/rewind ID both|conversation|code` does it."""
-    from agent_repl.context.pipeline import Pipeline
     from agent_repl.context.rewind import rewind, rewind_targets
 
-    session = ctx.session
-    if not isinstance(session.projector, Pipeline):
+    session, pipeline = ctx.session, ctx.pipeline
+    if pipeline is None:
         return TextOutput("/rewind needs the context pipeline", level="error")
-    targets = rewind_targets(session, session.projector)
+    targets = rewind_targets(session, pipeline)
     words = args.split()
     if not words:
         return RewindChoices(targets)
@@ -226,7 +225,7 @@ async def rewind_command(ctx: CommandContext, args: str) -> CommandResult:
     what = REWIND_WHAT.get(words[1].lower())
     if what is None or len(words) > 2:
         return TextOutput("usage: /rewind [ID [both | conversation | code]]", level="error")
-    outcome = await rewind(session, session.projector, target.uuid, what)  # type: ignore[arg-type]
+    outcome = await rewind(session, pipeline, target.uuid, what)
     return RewindDone(outcome.text, outcome.prompt_text if what != "code" else "", "info" if outcome.ok else "error")
 
 

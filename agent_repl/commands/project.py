@@ -46,7 +46,7 @@ async def status_command(ctx: CommandContext, args: str) -> CommandResult:
     settings = session.settings
     user_file = settings.home / "settings.json"
     project_file = project_settings_path(session.cwd)
-    transcript = getattr(session.sink, "path", None)
+    transcript = session.sink.path
     return StatusReport(
         rows=[
             ("version", f"agent-repl {__version__}"),

@@ -14,6 +14,7 @@ from agent_repl.commands.results import CommandResult, TextOutput
 
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
+    from agent_repl.context.pipeline import Pipeline
     from agent_repl.core.session import Session
 
 SessionOpener = Callable[["ResumeSource | None", "Session"], Awaitable["Session"]]
@@ -48,6 +49,14 @@ class CommandContext:
     @property
     def session(self) -> Session:
         return self.holder.session
+
+    @property
+    def pipeline(self) -> Pipeline | None:
+        """The session's context pipeline; None for a session built without one."""
+        from agent_repl.context.pipeline import Pipeline
+
+        projector = self.session.projector
+        return projector if isinstance(projector, Pipeline) else None
 
 
 Handler = Callable[[CommandContext, str], Awaitable[CommandResult]]

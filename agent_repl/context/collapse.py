@@ -12,9 +12,8 @@ user message verbatim, each tool call with its key input and a one-line outcome,
 assistant's text abbreviated.
 
 From 80% of the effective window the oldest eligible spans are staged; from 90% staged spans
-are committed, oldest first, until the count is back under 90%; from 95% work that would grow
-the context is refused (`blocks_growth`). On prompt-too-long the loop drains every staged span
-first (`drain_staged`, R3.5.3).
+are committed, oldest first, until the count is back under 90%. On prompt-too-long the loop
+drains every staged span first (`drain_staged`, R3.5.3).
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ from agent_repl.transcript.records import CollapseCommitRecord
 
 STAGE_AT = 0.80
 COMMIT_AT = 0.90
-BLOCK_GROWTH_AT = 0.95
 # Staging proposes enough spans that committing them all would bring the count down to this share.
 STAGE_DOWN_TO = 0.70
 
@@ -57,12 +55,6 @@ def should_stage(tokens: int, effective: int) -> bool:
 
 def should_commit(tokens: int, effective: int) -> bool:
     return tokens >= COMMIT_AT * effective
-
-
-def blocks_growth(tokens: int, state: PipelineState) -> bool:
-    """With collapse on, from 95% of the effective window work that would grow the context is refused."""
-    config = state.config
-    return config.strategy == "collapse" and tokens >= BLOCK_GROWTH_AT * config.effective_window
 
 
 # --- Projection -------------------------------------------------------------------------------

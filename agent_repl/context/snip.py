@@ -34,11 +34,11 @@ from agent_repl.core.messages import (
     ToolUseBlock,
     UserMessage,
 )
+from agent_repl.core.tool import ToolPorts
 from agent_repl.transcript.records import SnipRecord
 
 SnipSource = Literal["model", "user", "auto"]
 # The key of the Snip tool's callback in the session's shared tool state.
-SNIP_TOOL_STATE_KEY = "snip"
 # Inputs at least this alike (difflib ratio of their values) count as another try of the same call.
 SIMILAR_INPUT_RATIO = 0.6
 
@@ -390,7 +390,7 @@ class SnipSession(Protocol):
     """What snipping needs from a session."""
 
     messages: list[Message]
-    tool_state: dict[str, Any]
+    tool_ports: ToolPorts
 
     async def append_record(self, record: Any) -> None: ...
 
@@ -457,9 +457,9 @@ def snippable_messages(session: SnipSession, pipeline: Pipeline) -> list[Snippab
 
 
 def install_snip(session: SnipSession, pipeline: Pipeline) -> None:
-    """Give the Snip tool its way in: a callback in the session's shared tool state."""
+    """Give the Snip tool its way in: the session's snip port."""
 
     async def snip(start_id: str, end_id: str | None = None, reason: str | None = None) -> SnipResult:
         return await snip_messages(session, pipeline, start_id, end_id, source="model", reason=reason)
 
-    session.tool_state[SNIP_TOOL_STATE_KEY] = snip
+    session.tool_ports.snip = snip

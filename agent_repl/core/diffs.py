@@ -73,15 +73,6 @@ def patch_stats(hunks: list[dict[str, Any]]) -> DiffStats:
     return DiffStats(added, removed)
 
 
-def unified_text(hunks: list[dict[str, Any]], path: str = "") -> str:
-    """The hunks as plain unified-diff text (for logs, print mode and tests)."""
-    out = [f"--- {path}", f"+++ {path}"] if path else []
-    for hunk in hunks:
-        out.append(f"@@ -{hunk['oldStart']},{hunk['oldLines']} +{hunk['newStart']},{hunk['newLines']} @@")
-        out.extend(hunk["lines"])
-    return "\n".join(out)
-
-
 @dataclass(frozen=True)
 class FileChange:
     """What a file tool is about to do, shown in the permission prompt before it happens."""

@@ -50,9 +50,6 @@ class ReadLedger:
             return
         self.seen[_key(path)] = Seen(st.st_mtime_ns, st.st_size, digest(data) if data is not None else None)
 
-    def forget(self, path: Path | str) -> None:
-        self.seen.pop(_key(path), None)
-
     def clear(self) -> None:
         self.seen.clear()
 
@@ -60,9 +57,6 @@ class ReadLedger:
         """Forget every file but these (after a compaction, the model saw only these exactly)."""
         keep = {_key(p) for p in paths}
         self.seen = {k: v for k, v in self.seen.items() if k in keep}
-
-    def has_read(self, path: Path | str) -> bool:
-        return _key(path) in self.seen
 
     def freshness(self, path: Path | str, data: bytes | None = None) -> Freshness:
         """Whether the model's copy of `path` is current; `data` is the file's bytes when already read."""

@@ -14,6 +14,10 @@ from typing import Any
 
 from agent_repl.core.messages import Usage
 
+# Cache writes cost these multiples of the input price (5-minute and 1-hour lifetimes).
+CACHE_WRITE_5M_MULTIPLIER = 1.25
+CACHE_WRITE_1H_MULTIPLIER = 2.0
+
 ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "claude-haiku-5-5"}
 
 
@@ -36,6 +40,7 @@ def _modern(input_usd: float, output_usd: float, cache_read: float = 0.1) -> Mod
 
 _MODELS: dict[str, ModelInfo] = {
     "claude-opus-5-5": _modern(4.0, 20.0, 0.05),
+    # The reference calls Sonnet 5.5's read multiplier uncertain (0.05 or 0.1).
     "claude-sonnet-5-5": _modern(2.0, 10.0),
     "claude-haiku-5-5": _modern(0.10, 0.50),
     "claude-opus-5": _modern(5.0, 25.0),
@@ -62,11 +67,6 @@ def known_model_info(model: str) -> ModelInfo | None:
 def model_info(model: str) -> ModelInfo:
     """Known models from the table; a conservative guess otherwise (see `ModelCatalog`)."""
     return known_model_info(model) or UNKNOWN_MODEL
-
-
-def same_model(a: str, b: str) -> bool:
-    """Equal ids, or one the dated form of the other (`claude-sonnet-4-5-20250929`)."""
-    return a == b or a.startswith(b + "-") or b.startswith(a + "-")
 
 
 def info_from_api(data: Mapping[str, Any], base: ModelInfo = UNKNOWN_MODEL) -> ModelInfo:
@@ -175,6 +175,30 @@ def resolve_model_sync(api_key: str | None, base_url: str | None, name: str, aut
     return model
 
 
+def price_usd(
+    *,
+    input_tokens: int,
+    cache_write_5m_tokens: int,
+    cache_write_1h_tokens: int,
+    cache_read_tokens: int,
+    output_tokens: int,
+    input_usd: float,
+    output_usd: float,
+    cache_read_multiplier: float,
+    cache_write_5m_multiplier: float = CACHE_WRITE_5M_MULTIPLIER,
+    cache_write_1h_multiplier: float = CACHE_WRITE_1H_MULTIPLIER,
+) -> float:
+    """The price of a request's tokens (USD per million): cache writes and reads at their multiples
+    of the input price (the agent's cost figure and the emulator's meter both use it)."""
+    input_units = (
+        input_tokens
+        + cache_write_5m_multiplier * cache_write_5m_tokens
+        + cache_write_1h_multiplier * cache_write_1h_tokens
+        + cache_read_multiplier * cache_read_tokens
+    )
+    return (input_units * input_usd + output_tokens * output_usd) / 1_000_000
+
+
 def cost_usd(usage: Usage, model: str, info: ModelInfo | None = None) -> float:
     """Cost at the documented multipliers: 5m writes 1.25x, 1h writes 2x, reads at the model's rate."""
     info = info or model_info(model)
@@ -182,10 +206,13 @@ def cost_usd(usage: Usage, model: str, info: ModelInfo | None = None) -> float:
     one_hour = usage.ephemeral_1h_input_tokens
     if five_minute + one_hour != usage.cache_creation_input_tokens:
         five_minute, one_hour = usage.cache_creation_input_tokens, 0
-    input_units = (
-        usage.input_tokens
-        + 1.25 * five_minute
-        + 2.0 * one_hour
-        + info.cache_read_multiplier * usage.cache_read_input_tokens
+    return price_usd(
+        input_tokens=usage.input_tokens,
+        cache_write_5m_tokens=five_minute,
+        cache_write_1h_tokens=one_hour,
+        cache_read_tokens=usage.cache_read_input_tokens,
+        output_tokens=usage.output_tokens,
+        input_usd=info.input_usd,
+        output_usd=info.output_usd,
+        cache_read_multiplier=info.cache_read_multiplier,
     )
-    return (input_units * info.input_usd + usage.output_tokens * info.output_usd) / 1_000_000

@@ -25,7 +25,7 @@ from agent_repl.core.request import build_request, tool_definitions
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt, session_context
 from agent_repl.core.thinking_prefix import prefix_seed
-from agent_repl.core.tool import Tool
+from agent_repl.core.tool import Tool, ToolPorts
 from agent_repl.core.tool_execution import ToolRuntime
 from agent_repl.core.turn_session import ContextGuard
 
@@ -37,6 +37,11 @@ class SessionWriteError(Exception):
 
 class TranscriptSink(Protocol):
     """Where history entries and side records go as they happen (the JSONL transcript)."""
+
+    @property
+    def path(self) -> Path | None:
+        """The transcript file, for a sink that writes one."""
+        ...
 
     async def append_message(self, message: Message) -> None: ...
 
@@ -53,6 +58,7 @@ class MemorySink:
     def __init__(self) -> None:
         self.messages: list[Message] = []
         self.records: list[Any] = []
+        self.path: Path | None = None
 
     async def append_message(self, message: Message) -> None:
         self.messages.append(message)
@@ -113,6 +119,7 @@ class Session:
         # History entries and tool output are kept without credentials (see agent_repl.core.redaction).
         self.redactor = SecretRedactor.for_settings(settings)
         self.tool_state: dict[str, Any] = {}
+        self.tool_ports = ToolPorts()
         # What Edit and Write check: the files the model read or wrote, as they were then.
         self.files = ReadLedger()
         self.mode = ModeHolder()
@@ -267,6 +274,7 @@ class Session:
             permissions=self.permissions,
             ask=ask,
             state=self.tool_state,
+            ports=self.tool_ports,
             redactor=self.redactor,
             files=self.files,
             mode=self.mode,

@@ -7,8 +7,6 @@ encoder is loaded once per process on first use.
 from __future__ import annotations
 
 import functools
-import json
-from typing import Any
 
 import tiktoken
 
@@ -32,33 +30,3 @@ def cl100k_tokens(text: str) -> int:
 
 def estimate_tokens(text: str, ratio: float = DEFAULT_CLAUDE_RATIO) -> int:
     return round(cl100k_tokens(text) * ratio)
-
-
-def block_text_for_count(block: dict[str, Any]) -> str:
-    """The text of an API content block as it is counted (images are counted separately)."""
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind == "thinking":
-        return str(block.get("thinking", ""))
-    if kind == "tool_use":
-        return f"{block.get('name', '')} {json.dumps(block.get('input', {}), ensure_ascii=False)}"
-    if kind == "tool_result":
-        content = block.get("content", "")
-        if isinstance(content, str):
-            return content
-        return "\n".join(block_text_for_count(b) for b in content)
-    return ""
-
-
-def count_images(block: dict[str, Any]) -> int:
-    kind = block.get("type")
-    if kind == "image":
-        return 1
-    if kind == "tool_result" and isinstance(block.get("content"), list):
-        return sum(count_images(b) for b in block["content"])
-    return 0
-
-
-def estimate_block_tokens(block: dict[str, Any], ratio: float = DEFAULT_CLAUDE_RATIO) -> int:
-    return estimate_tokens(block_text_for_count(block), ratio) + IMAGE_TOKENS * count_images(block)

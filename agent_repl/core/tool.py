@@ -26,6 +26,31 @@ class FileRedactor(Protocol):
     def file(self, path: Path) -> bool: ...
 
 
+class SnipOutcome(Protocol):
+    @property
+    def is_error(self) -> bool: ...
+
+    @property
+    def model_text(self) -> str: ...
+
+    @property
+    def user_text(self) -> str: ...
+
+    @property
+    def structured(self) -> dict[str, Any]: ...
+
+
+# Snips the view by `[id:]` tags: (start_id, end_id, reason) -> what happened.
+SnipCallback = Callable[[str, str | None, str | None], Awaitable[SnipOutcome]]
+
+
+@dataclass
+class ToolPorts:
+    """What the session lends its tools beyond files and processes (the context pipeline's snip)."""
+
+    snip: SnipCallback | None = None
+
+
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000
 
 
@@ -63,6 +88,7 @@ class ToolContext:
     on_event: Callable[[Any], None] | None = None
     # Bash keeps its working directory across calls here; tools that change it write it back.
     state: dict[str, Any] = field(default_factory=dict)
+    ports: ToolPorts = field(default_factory=ToolPorts)
     # What a tool must not leave in the files it writes (credentials; `.file(path)` rewrites one).
     redactor: FileRedactor | None = None
     # Environment variables a process the tool starts must not get.

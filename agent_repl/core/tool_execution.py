@@ -24,7 +24,7 @@ from agent_repl.core.permission_mode import ModeHolder
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.persisted_output import is_persisted_preview, persist_text
 from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput
+from agent_repl.core.tool import Tool, ToolContext, ToolOutput, ToolPorts
 
 INTERRUPTED_BY_USER = "[Request interrupted by user: the tool call was stopped before it finished]"
 
@@ -58,6 +58,7 @@ class ToolRuntime:
     ask: ApprovalCallback | None
     # Shared across calls (Bash keeps its working directory here).
     state: dict[str, Any]
+    ports: ToolPorts = field(default_factory=ToolPorts)
     # Takes credentials out of every result before it is stored or persisted.
     redactor: SecretRedactor = field(default_factory=SecretRedactor)
     # The files the model has read or written (Edit and Write check it), kept for the session.
@@ -124,6 +125,7 @@ async def _run_one(
         on_progress=on_progress,
         on_event=report,
         state=runtime.state,
+        ports=runtime.ports,
         redactor=runtime.redactor,
         scrubbed_env=runtime.scrubbed_env,
         files=runtime.files,

@@ -74,14 +74,6 @@ def authentication_missing() -> ApiError:
     return ApiError(401, "x-api-key header is required")
 
 
-def model_not_found(model: str) -> ApiError:
-    return ApiError(404, f"model: {model}")
-
-
-def not_found(message: str) -> ApiError:
-    return ApiError(404, message)
-
-
 def request_too_large() -> ApiError:
     return ApiError(413, "Request exceeds the maximum size", cloudflare=True)
 

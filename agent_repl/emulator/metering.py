@@ -8,10 +8,9 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from agent_repl.core.models import price_usd
 from agent_repl.emulator.cache import CacheUsage
 from agent_repl.emulator.models import ModelSpec
-
-_PER_TOKEN = 1 / 1_000_000
 
 
 def prices(spec: ModelSpec, prompt_tokens: int) -> tuple[float, float]:
@@ -28,20 +27,28 @@ def prices(spec: ModelSpec, prompt_tokens: int) -> tuple[float, float]:
     return spec.input_usd_per_mtok, spec.output_usd_per_mtok
 
 
-def input_cost(spec: ModelSpec, usage: CacheUsage, prompt_tokens: int) -> float:
-    base, _ = prices(spec, prompt_tokens)
-    weighted = (
-        usage.input_tokens
-        + usage.ephemeral_5m_input_tokens * spec.cache_write_5m_multiplier
-        + usage.ephemeral_1h_input_tokens * spec.cache_write_1h_multiplier
-        + usage.cache_read_input_tokens * spec.cache_read_multiplier
+def _cost(spec: ModelSpec, usage: CacheUsage | None, output_tokens: int, prompt_tokens: int) -> float:
+    input_usd, output_usd = prices(spec, prompt_tokens)
+    return price_usd(
+        input_tokens=usage.input_tokens if usage else 0,
+        cache_write_5m_tokens=usage.ephemeral_5m_input_tokens if usage else 0,
+        cache_write_1h_tokens=usage.ephemeral_1h_input_tokens if usage else 0,
+        cache_read_tokens=usage.cache_read_input_tokens if usage else 0,
+        output_tokens=output_tokens,
+        input_usd=input_usd,
+        output_usd=output_usd,
+        cache_read_multiplier=spec.cache_read_multiplier,
+        cache_write_5m_multiplier=spec.cache_write_5m_multiplier,
+        cache_write_1h_multiplier=spec.cache_write_1h_multiplier,
     )
-    return weighted * base * _PER_TOKEN
+
+
+def input_cost(spec: ModelSpec, usage: CacheUsage, prompt_tokens: int) -> float:
+    return _cost(spec, usage, 0, prompt_tokens)
 
 
 def output_cost(spec: ModelSpec, output_tokens: int, prompt_tokens: int) -> float:
-    _, price = prices(spec, prompt_tokens)
-    return output_tokens * price * _PER_TOKEN
+    return _cost(spec, None, output_tokens, prompt_tokens)
 
 
 @dataclass

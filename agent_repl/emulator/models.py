@@ -14,7 +14,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-DEFAULT_TOKEN_FACTOR = 1.07
+from agent_repl.core.models import CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, known_model_info
+from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
+
+# The emulated tokenizer counts cl100k times the ratio the agent estimates with.
+DEFAULT_TOKEN_FACTOR = DEFAULT_CLAUDE_RATIO
 
 
 @dataclass(frozen=True)
@@ -48,37 +52,51 @@ class ModelSpec:
     forced_tool_choice: bool = True
     created_at: str = "2026-01-01T00:00:00Z"
     aliases: tuple[str, ...] = ()
-    cache_write_5m_multiplier: float = 1.25
-    cache_write_1h_multiplier: float = 2.0
+    cache_write_5m_multiplier: float = CACHE_WRITE_5M_MULTIPLIER
+    cache_write_1h_multiplier: float = CACHE_WRITE_1H_MULTIPLIER
     # Tiered pricing (Haiku 5.5): prompts above the threshold bill at the second pair of prices.
     tier_threshold_tokens: int | None = None
     input_usd_per_mtok_above_tier: float | None = None
     output_usd_per_mtok_above_tier: float | None = None
 
 
-def _modern(**fields: Any) -> ModelSpec:
-    """The *-5-5 generation: 1M window, 128K output, 512-token cache minimum, no prefill; adaptive
-    thinking on by default with its display omitted, preserved thinking, on-demand compaction."""
+def _agent_facts(model_id: str) -> dict[str, Any]:
+    """What the agent's own model table says of a model (agent_repl.core.models): window, output
+    cap, prices, read multiplier, thinking default and on-demand compaction, stated once there."""
+    info = known_model_info(model_id)
+    assert info is not None, f"{model_id} is missing from agent_repl.core.models"
+    return {
+        "context_window": info.context_window,
+        "max_output_tokens": info.max_output_tokens,
+        "input_usd_per_mtok": info.input_usd,
+        "output_usd_per_mtok": info.output_usd,
+        "cache_read_multiplier": info.cache_read_multiplier,
+        "thinking_default_on": info.thinking_default_on,
+        "on_demand_compaction": info.on_demand_compaction,
+    }
+
+
+def _modern(*, id: str, **fields: Any) -> ModelSpec:
+    """The *-5-5 generation: 512-token cache minimum, no prefill; adaptive thinking with its
+    display omitted, preserved thinking."""
     return ModelSpec(
-        context_window=1_000_000,
-        max_output_tokens=128_000,
+        id=id,
         min_cacheable_tokens=512,
         allows_prefill=False,
-        thinking_default_on=True,
         thinking_display_default="omitted",
         preserved_thinking=True,
-        on_demand_compaction=True,
+        **_agent_facts(id),
         **fields,
     )
 
 
-def _legacy(**fields: Any) -> ModelSpec:
-    """The 4.5 generation: 200K window, 64K output, prefill allowed, extended thinking only."""
+def _legacy(*, id: str, **fields: Any) -> ModelSpec:
+    """The 4.5 generation: prefill allowed, extended thinking only."""
     return ModelSpec(
-        context_window=200_000,
-        max_output_tokens=64_000,
+        id=id,
         allows_prefill=True,
         thinking_types=frozenset({"enabled", "disabled"}),
+        **_agent_facts(id),
         **fields,
     )
 
@@ -88,9 +106,6 @@ def _builtin_specs() -> list[ModelSpec]:
         _modern(
             id="claude-opus-5-5",
             display_name="Claude Opus 5.5",
-            cache_read_multiplier=0.05,
-            input_usd_per_mtok=4.0,
-            output_usd_per_mtok=20.0,
             thinking_types=frozenset({"adaptive"}),
             progress_as_thinking=True,
             forced_tool_choice=False,
@@ -100,10 +115,6 @@ def _builtin_specs() -> list[ModelSpec]:
         _modern(
             id="claude-sonnet-5-5",
             display_name="Claude Sonnet 5.5",
-            # The reference calls this uncertain (0.05 or 0.1); a model table file can override it.
-            cache_read_multiplier=0.1,
-            input_usd_per_mtok=2.0,
-            output_usd_per_mtok=10.0,
             thinking_types=frozenset({"adaptive", "between_tools"}),
             progress_as_thinking=True,
             forced_tool_choice=False,
@@ -113,9 +124,6 @@ def _builtin_specs() -> list[ModelSpec]:
         _modern(
             id="claude-haiku-5-5",
             display_name="Claude Haiku 5.5",
-            cache_read_multiplier=0.1,
-            input_usd_per_mtok=0.10,
-            output_usd_per_mtok=0.50,
             tier_threshold_tokens=100_000,
             input_usd_per_mtok_above_tier=0.50,
             output_usd_per_mtok_above_tier=2.50,
@@ -126,9 +134,6 @@ def _builtin_specs() -> list[ModelSpec]:
             id="claude-sonnet-4-5",
             display_name="Claude Sonnet 4.5",
             min_cacheable_tokens=1_024,
-            cache_read_multiplier=0.1,
-            input_usd_per_mtok=3.0,
-            output_usd_per_mtok=15.0,
             keeps_prior_thinking=False,
             created_at="2025-09-29T00:00:00Z",
             aliases=("claude-sonnet-4-5-20250929",),
@@ -138,9 +143,6 @@ def _builtin_specs() -> list[ModelSpec]:
             id="claude-haiku-4-5",
             display_name="Claude Haiku 4.5",
             min_cacheable_tokens=4_096,
-            cache_read_multiplier=0.1,
-            input_usd_per_mtok=1.0,
-            output_usd_per_mtok=5.0,
             keeps_prior_thinking=False,
             created_at="2025-10-01T00:00:00Z",
             aliases=("claude-haiku-4-5-20251001",),
@@ -150,9 +152,6 @@ def _builtin_specs() -> list[ModelSpec]:
             id="claude-opus-4-5",
             display_name="Claude Opus 4.5",
             min_cacheable_tokens=4_096,
-            cache_read_multiplier=0.1,
-            input_usd_per_mtok=5.0,
-            output_usd_per_mtok=25.0,
             created_at="2025-11-01T00:00:00Z",
             aliases=("claude-opus-4-5-20251101",),
             line="opus",

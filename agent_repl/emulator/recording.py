@@ -136,9 +136,6 @@ class Recorder:
         """The kept exchanges numbered `seq` or later (a poller passes the last seq it saw plus one)."""
         return [e for e in self.exchanges if e.seq >= seq]
 
-    def for_path(self, path: str) -> list[Exchange]:
-        return [e for e in self.exchanges if e.path == path]
-
     @property
     def messages(self) -> list[Exchange]:
         """The `POST /v1/messages` exchanges, in arrival order."""

@@ -22,7 +22,7 @@ from agent_repl.transcript.records import (
     SideRecordRegistry,
     SnipRecord,
 )
-from agent_repl.transcript.sessions import SessionInfo, latest_session, list_sessions, resolve_session
+from agent_repl.transcript.sessions import SessionInfo, list_sessions
 from agent_repl.transcript.writer import TranscriptWriter
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "SideRecordRegistry",
     "SnipRecord",
     "TranscriptWriter",
-    "latest_session",
     "list_sessions",
     "load_session",
     "message_to_record",
@@ -48,5 +47,4 @@ __all__ = [
     "project_slug",
     "record_to_message",
     "resolve_home",
-    "resolve_session",
 ]

@@ -18,7 +18,6 @@ from pathlib import Path
 # Re-exported: the transcript writer and session memory create their directories with it.
 from agent_repl.core.persisted_output import ensure_private_dir as ensure_private_dir
 
-DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from agent_repl.transcript.paths import is_valid_session_id, project_dir
+from agent_repl.transcript.paths import is_valid_session_id
 from agent_repl.transcript.records import MESSAGE_RECORD_TYPES
 
 PROMPT_PREVIEW_CHARS = 200
@@ -58,27 +58,6 @@ def list_sessions(project: Path) -> list[SessionInfo]:
         key=lambda i: (i.last_activity or _mtime(i.path) or epoch, i.session_id),
         reverse=True,
     )
-
-
-def latest_session(project: Path) -> SessionInfo | None:
-    """The session `--continue` picks."""
-    sessions = list_sessions(project)
-    return sessions[0] if sessions else None
-
-
-def resolve_session(home: Path, cwd: str | Path, id_or_path: str) -> Path | None:
-    """The transcript for `--resume ID|PATH`: an existing file path, or a session id of this project
-    (then of any project under `<home>/projects`)."""
-    candidate = Path(id_or_path).expanduser()
-    if candidate.suffix == ".jsonl" or "/" in id_or_path:
-        return candidate if candidate.is_file() else None
-    if not is_valid_session_id(id_or_path):
-        return None
-    here = project_dir(home, cwd) / f"{id_or_path}.jsonl"
-    if here.is_file():
-        return here
-    matches = sorted((home / "projects").glob(f"*/{id_or_path}.jsonl"))
-    return matches[0] if matches else None
 
 
 def message_count(messages: Iterable[Any]) -> int:

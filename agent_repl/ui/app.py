@@ -209,10 +209,10 @@ class AgentApp(App[int]):
     async def show_session(self, session: Session) -> None:
         from agent_repl.transcript.sidechain import subagent_histories
         from agent_repl.ui.history_view import ViewMarks
-        from agent_repl.ui.session_info import last_request_usage
+        from agent_repl.ui.session_info import last_request_usage, pipeline_state
 
-        state = session.projector.state  # type: ignore[attr-defined]
-        path = getattr(session.sink, "path", None)
+        state = pipeline_state(session)
+        path = session.sink.path
         subagents = await asyncio.to_thread(subagent_histories, Path(path), session.messages) if path else {}
         await self.conversation.load(session.messages, ViewMarks.from_state(state), subagents)
         if not self.conversation.view.items:
@@ -238,8 +238,9 @@ class AgentApp(App[int]):
 
     def show_todos(self, session: Session) -> None:
         from agent_repl.core.todos import latest_todos
+        from agent_repl.ui.session_info import pipeline_state
 
-        rewound = session.projector.state.rewound  # type: ignore[attr-defined]
+        rewound = pipeline_state(session).rewound
         self.todos.show(latest_todos(m for m in session.messages if m.uuid not in rewound))
 
     # -- input ---------------------------------------------------------------------------------
@@ -306,13 +307,14 @@ class AgentApp(App[int]):
             if self._sdk_ready is not None and not self._sdk_ready.done():
                 self.working.label = "Loading the API client"
                 await self._sdk_ready
+            from agent_repl.core.events import TurnEnded
             from agent_repl.ui.session_info import shell_command
 
             shell = shell_command(prompt)
             events = session.run_shell(shell) if shell is not None else session.run_turn(prompt)
             async for event in events:
                 self.post_message(self.AgentEventPosted(event))
-                if event.kind == "turn_ended":
+                if isinstance(event, TurnEnded):
                     reason = event.reason
         except Exception as exc:  # the loop reports API errors as events; this is a bug, shown, not fatal
             await self.conversation.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")
@@ -324,10 +326,13 @@ class AgentApp(App[int]):
         if session is None:
             return
         await self.conversation.apply(message.event, session.messages)
-        if message.event.kind == "permission_mode_changed":
-            self.show_mode()
-        elif message.event.kind == "tool_result" and message.event.name == "TodoWrite":
-            self.show_todos(session)
+        from agent_repl.core.events import PermissionModeChanged, ToolResultEvent
+
+        match message.event:
+            case PermissionModeChanged():
+                self.show_mode()
+            case ToolResultEvent(name="TodoWrite"):
+                self.show_todos(session)
         self.status.apply(message.event, cost_usd=session.cost_total_usd)
         self.working.apply(message.event)
 
@@ -355,9 +360,10 @@ class AgentApp(App[int]):
 
     def refresh_marks(self) -> None:
         from agent_repl.ui.history_view import ViewMarks
+        from agent_repl.ui.session_info import pipeline_state
 
         if self.session is not None:
-            self.conversation.apply_marks(ViewMarks.from_state(self.session.projector.state))  # type: ignore[attr-defined]
+            self.conversation.apply_marks(ViewMarks.from_state(pipeline_state(self.session)))
 
     # -- commands --------------------------------------------------------------------------------
 

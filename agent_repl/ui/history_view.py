@@ -19,6 +19,7 @@ from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.ui.tool_render import ToolCall, add_step
 
 if TYPE_CHECKING:
+    from agent_repl.context.state import PipelineState
     from agent_repl.core.messages import (
         AssistantMessage,
         Message,
@@ -207,14 +208,12 @@ class ViewMarks:
     rewound: set[str] = field(default_factory=set)
 
     @classmethod
-    def from_state(cls, state: Any) -> ViewMarks:
-        collapse = getattr(state, "collapse", None)
-        compaction = getattr(state, "compaction", None)
+    def from_state(cls, state: PipelineState) -> ViewMarks:
         return cls(
             snipped=set(state.snip.snipped),
-            collapsed=set(collapse.owner) if collapse is not None else set(),
-            undone=set(compaction.undone) if compaction is not None else set(),
-            rewound=set(getattr(state, "rewound", ())),
+            collapsed=set(state.collapse.owner),
+            undone=set(state.compaction.undone),
+            rewound=set(state.rewound),
         )
 
     def mark_of(self, item: Item) -> str | None:

@@ -36,6 +36,7 @@ from agent_repl.core.events import (
     AgentEvent,
     AssistantMessageEvent,
     ErrorEvent,
+    PermissionModeChanged,
     RequestRetry,
     SubagentProgress,
     TextDelta,
@@ -98,7 +99,7 @@ class InlineRenderer:
             self._subagent_step(event)
         elif isinstance(event, ToolResultEvent):
             self._tool_result(event)
-        elif event.kind == "permission_mode_changed":
+        elif isinstance(event, PermissionModeChanged):
             self.console.print(Text(f"permission mode: {event.mode}", style="dim"))
         elif isinstance(event, RequestRetry):
             self._end_stream()

@@ -3,8 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_repl.core.messages import AssistantMessage, Message, Usage
+
+if TYPE_CHECKING:
+    from agent_repl.context.state import PipelineState
+    from agent_repl.core.session import Session
+
+
+def pipeline_state(session: Session) -> PipelineState:
+    """The state of the session's context pipeline (every session the front ends open has one)."""
+    from agent_repl.context.pipeline import Pipeline
+
+    pipeline = session.projector
+    if not isinstance(pipeline, Pipeline):
+        raise TypeError("this session has no context pipeline")
+    return pipeline.state
 
 
 def last_request_usage(messages: list[Message]) -> Usage | None:
@@ -21,9 +36,9 @@ def shell_command(line: str) -> str | None:
     return text[1:].strip() or None if text.startswith("!") else None
 
 
-def resume_hint(session) -> str | None:
+def resume_hint(session: Session) -> str | None:
     """The line printed on exit that brings this session back, when it has a transcript on disk."""
-    path = getattr(session.sink, "path", None)
+    path = session.sink.path
     if path is None or not Path(path).is_file() or not any(m.type != "system" for m in session.messages):
         return None
     return f"Resume this session with: agent-repl --resume {session.session_id}"

@@ -7,7 +7,6 @@ from dataclasses import replace
 
 from agent_repl.context.collapse import (
     CollapseStage,
-    blocks_growth,
     drain_staged,
     should_commit,
     should_stage,
@@ -79,10 +78,6 @@ def wire(pipeline: Pipeline, view: list[Message], *, dry_run: bool = False) -> s
 def test_thresholds_are_pure_functions_of_numbers():
     assert not should_stage(7_999, 10_000) and should_stage(8_000, 10_000)
     assert not should_commit(8_999, 10_000) and should_commit(9_000, 10_000)
-    state = PipelineState(config=PipelineConfig(strategy="collapse", effective_window=10_000))
-    assert not blocks_growth(9_499, state) and blocks_growth(9_500, state)
-    state.config.strategy = "autocompact"
-    assert not blocks_growth(9_999, state)
 
 
 def test_autocompact_strategy_leaves_the_view_alone():

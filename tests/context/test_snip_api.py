@@ -8,16 +8,15 @@ from typing import Any
 from agent_repl.context.ids import short_id
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.snip import (
-    SNIP_TOOL_STATE_KEY,
     SnipStage,
     install_snip,
     snip_messages,
     snippable_messages,
 )
 from agent_repl.core.messages import Message
-from agent_repl.core.tool import ToolContext
+from agent_repl.core.tool import ToolContext, ToolPorts
 from agent_repl.transcript.records import SnipRecord
-from tools.snip import SNIP_STATE_KEY, Snip, SnipArgs
+from tools.snip import Snip, SnipArgs
 
 from .test_snip import BIG, history
 
@@ -27,7 +26,7 @@ class FakeSession:
 
     def __init__(self, messages: list[Message]) -> None:
         self.messages = messages
-        self.tool_state: dict[str, Any] = {}
+        self.tool_ports = ToolPorts()
         self.records: list[Any] = []
 
     async def append_record(self, record: Any) -> None:
@@ -67,8 +66,8 @@ async def test_a_refused_snip_writes_nothing():
 async def test_the_tool_calls_the_installed_callback_as_the_model(tmp_path: Path):
     session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
     install_snip(session, pipeline)
-    assert SNIP_TOOL_STATE_KEY == SNIP_STATE_KEY and SNIP_TOOL_STATE_KEY in session.tool_state
-    ctx = ToolContext(cwd=tmp_path, tool_results_dir=tmp_path / "tool-results", state=session.tool_state)
+    assert session.tool_ports.snip is not None
+    ctx = ToolContext(cwd=tmp_path, tool_results_dir=tmp_path / "tool-results", ports=session.tool_ports)
     first, last = short_id(session.messages[1].uuid), short_id(session.messages[5].uuid)
     output = await Snip().run(SnipArgs(start_id=first, end_id=last, reason="survey done"), ctx)
     assert not output.is_error, output.content

@@ -5,7 +5,7 @@ from pathlib import Path
 from agent_repl.core.messages import AssistantMessage, TextBlock, UserMessage
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.records import SessionMetaRecord
-from agent_repl.transcript.sessions import latest_session, list_sessions, resolve_session, scan_session
+from agent_repl.transcript.sessions import list_sessions, scan_session
 from agent_repl.transcript.writer import TranscriptWriter
 
 CWD = Path("/home/dev/proj")
@@ -55,11 +55,10 @@ async def test_sessions_are_listed_newest_first_with_their_summary(tmp_path):
     assert newest.size_bytes == new.transcript.stat().st_size
     assert len(sessions[1].first_prompt) == 200 and sessions[1].path == mid.transcript
     assert sessions[2].message_count == 5
-    assert latest_session(old.project_dir).session_id == "s-new"
 
 
 def test_missing_project_lists_nothing(tmp_path):
-    assert list_sessions(tmp_path / "nope") == [] and latest_session(tmp_path / "nope") is None
+    assert list_sessions(tmp_path / "nope") == []
 
 
 def test_long_lines_are_classified_without_parsing(tmp_path, cc, write_jsonl):
@@ -87,16 +86,3 @@ def test_long_lines_are_classified_without_parsing(tmp_path, cc, write_jsonl):
     assert info.message_count == 4
     assert info.first_prompt == "/init --fast"
     assert info.session_id == "cc-1"
-
-
-async def test_resolve_session_by_id_or_path(tmp_path):
-    here = await make_session(tmp_path, "s-here", 1, ["a"])
-    elsewhere = SessionPaths(home=tmp_path, cwd=Path("/other"), session_id="s-else")
-    async with TranscriptWriter(elsewhere) as writer:
-        await writer.append_message(UserMessage(content="b"))
-    assert resolve_session(tmp_path, CWD, "s-here") == here.transcript
-    assert resolve_session(tmp_path, CWD, "s-else") == elsewhere.transcript
-    assert resolve_session(tmp_path, CWD, str(here.transcript)) == here.transcript
-    assert resolve_session(tmp_path, CWD, "s-none") is None
-    assert resolve_session(tmp_path, CWD, "../x") is None
-    assert resolve_session(tmp_path, CWD, str(tmp_path / "missing.jsonl")) is None

@@ -11,13 +11,17 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
+from agent_repl.context.compact_prompt import (
+    CONTINUATION_PREFIX,
+    MEMORY_REQUEST_MARKER,
+    SUMMARY_REQUEST_MARKER,
+)
 from agent_repl.emulator.blocks import Block, content_blocks, text_of
 from agent_repl.emulator.policies.base import Reply, messages, strip_id_tag, text_block, tool_input
 
-SUMMARY_REQUEST = "<summary-request>"
-MEMORY_REQUEST = "<session-memory-request>"
-# How the agent opens the message that carries an earlier summary (agent_repl/context/compact_prompt.py).
-CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
+# The agent opens its summary and memory requests with these markers (its offline protocol).
+SUMMARY_REQUEST = SUMMARY_REQUEST_MARKER
+MEMORY_REQUEST = MEMORY_REQUEST_MARKER
 USER_MESSAGES_HEADING = "6. All User Messages:"
 # Text injected by the client rather than typed by the user.
 META_PREFIXES = (SUMMARY_REQUEST, MEMORY_REQUEST, "<system-reminder>", "<command-", "<local-command-")

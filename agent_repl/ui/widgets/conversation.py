@@ -41,7 +41,7 @@ from agent_repl.ui.widgets.messages import (
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
-    from agent_repl.core.events import AgentEvent, AssistantMessageEvent
+    from agent_repl.core.events import AgentEvent, AssistantMessageEvent, ToolResultEvent
     from agent_repl.core.messages import Message
 
 DEFAULT_MAX_LINES = 1_200
@@ -178,41 +178,53 @@ class Conversation(VerticalScroll):
     # -- a turn as it happens ------------------------------------------------------------
 
     async def apply(self, event: AgentEvent, history: list[Message]) -> None:
-        """Show one event of the running turn (events are told apart by `kind`)."""
-        kind = event.kind
-        if kind == "turn_started":
-            started = event.message  # type: ignore[union-attr]
-            await self.add_messages(m for m in history if m.uuid not in self._seen and m.uuid != started.uuid)
-            await self.add_message(started)
-            self.anchor()
-        elif kind == "text_delta":
-            await self._stream_text(event.text)  # type: ignore[union-attr]
-        elif kind == "assistant_message":
-            await self._assistant(event)  # type: ignore[arg-type]
-        elif kind == "tool_progress":
-            tool = self.view.tool(event.tool_use_id)  # type: ignore[union-attr]
-            widget = self.widgets.get(tool.key) if tool else None
-            if isinstance(widget, ToolBlock):
-                widget.set_progress(event.text)  # type: ignore[union-attr]
-        elif kind == "subagent_progress":
-            tool = self.view.tool(event.tool_use_id)  # type: ignore[union-attr]
-            widget = self.widgets.get(tool.key) if tool else None
-            if isinstance(widget, ToolBlock):
-                widget.add_step(event.message)  # type: ignore[union-attr]
-        elif kind == "tool_result":
-            await self._tool_result(event)
-        elif kind == "system_message":
-            await self._end_stream()
-            # In history order: a compaction's boundary, then its summary, which joins the divider
-            # before the reply that follows it is drawn.
-            await self.add_messages(history)
-        elif kind == "request_retry":
-            await self.add_notice(f"retrying (attempt {event.attempt}) after: {event.error}", "warning")  # type: ignore[union-attr]
-        elif kind == "turn_ended":
-            await self._end_stream()
-            await self.add_messages(history)
+        """Show one event of the running turn."""
+        from agent_repl.core.events import (
+            AssistantMessageEvent,
+            RequestRetry,
+            SubagentProgress,
+            SystemMessageEvent,
+            TextDelta,
+            ToolProgress,
+            ToolResultEvent,
+            TurnEnded,
+            TurnStarted,
+        )
 
-    async def _tool_result(self, event) -> None:
+        match event:
+            case TurnStarted(message=started):
+                await self.add_messages(m for m in history if m.uuid not in self._seen and m.uuid != started.uuid)
+                await self.add_message(started)
+                self.anchor()
+            case TextDelta(text=text):
+                await self._stream_text(text)
+            case AssistantMessageEvent():
+                await self._assistant(event)
+            case ToolProgress(tool_use_id=tool_use_id, text=text):
+                if (block := self._tool_block(tool_use_id)) is not None:
+                    block.set_progress(text)
+            case SubagentProgress(tool_use_id=tool_use_id, message=step):
+                if (block := self._tool_block(tool_use_id)) is not None:
+                    block.add_step(step)
+            case ToolResultEvent():
+                await self._tool_result(event)
+            case SystemMessageEvent():
+                await self._end_stream()
+                # In history order: a compaction's boundary, then its summary, which joins the divider
+                # before the reply that follows it is drawn.
+                await self.add_messages(history)
+            case RequestRetry(attempt=attempt, error=error):
+                await self.add_notice(f"retrying (attempt {attempt}) after: {error}", "warning")
+            case TurnEnded():
+                await self._end_stream()
+                await self.add_messages(history)
+
+    def _tool_block(self, tool_use_id: str) -> ToolBlock | None:
+        tool = self.view.tool(tool_use_id)
+        widget = self.widgets.get(tool.key) if tool else None
+        return widget if isinstance(widget, ToolBlock) else None
+
+    async def _tool_result(self, event: ToolResultEvent) -> None:
         await self.add_message(event.message)
         tool = self.view.tool(event.tool_use_id)
         if tool is not None:

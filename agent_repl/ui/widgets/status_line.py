@@ -84,16 +84,18 @@ class StatusLine(Static):
         self.refresh_line()
 
     def apply(self, event: AgentEvent, *, cost_usd: float) -> None:
-        if event.kind == "context_projected":
-            self.context_tokens = event.estimated_tokens  # type: ignore[union-attr]
-        elif event.kind == "usage":
-            usage = event.usage  # type: ignore[union-attr]
-            total = usage.total_input()
-            self.cache_read_share = usage.cache_read_input_tokens / total if total else None
-            self.context_tokens = usage.context_tokens()
-            self.cost_usd = cost_usd
-        else:
-            return
+        from agent_repl.core.events import ContextProjected, UsageEvent
+
+        match event:
+            case ContextProjected(estimated_tokens=tokens):
+                self.context_tokens = tokens
+            case UsageEvent(usage=usage):
+                total = usage.total_input()
+                self.cache_read_share = usage.cache_read_input_tokens / total if total else None
+                self.context_tokens = usage.context_tokens()
+                self.cost_usd = cost_usd
+            case _:
+                return
         self.refresh_line()
 
     def set_mode(self, label: str) -> None:
@@ -156,19 +158,27 @@ class WorkingIndicator(Static):
         self.display = False
 
     def apply(self, event: AgentEvent) -> None:
-        kind = event.kind
-        if kind in ("turn_started", "compaction_finished"):
-            self.label = "Working"
-        elif kind == "compaction_started":
-            self.label = "Compacting the conversation"
-        elif kind == "text_delta":
-            self._streaming += max(1, len(event.text) // 4)  # type: ignore[union-attr]
-        elif kind == "usage":
-            # The exact count replaces the estimate once a response is complete.
-            self._completed += event.usage.output_tokens  # type: ignore[union-attr]
-            self._streaming = 0
-        else:
-            return
+        from agent_repl.core.events import (
+            CompactionFinished,
+            CompactionStarted,
+            TextDelta,
+            TurnStarted,
+            UsageEvent,
+        )
+
+        match event:
+            case TurnStarted() | CompactionFinished():
+                self.label = "Working"
+            case CompactionStarted():
+                self.label = "Compacting the conversation"
+            case TextDelta(text=text):
+                self._streaming += max(1, len(text) // 4)
+            case UsageEvent(usage=usage):
+                # The exact count replaces the estimate once a response is complete.
+                self._completed += usage.output_tokens
+                self._streaming = 0
+            case _:
+                return
         self.tokens = self._completed + self._streaming
         self.refresh_line()
 
