@@ -107,15 +107,15 @@ def test_resumed_claude_code_sessions_read_as_claude_code_shows_them(tmux_bed: T
     assert "<command-" not in screen and '"todos"' not in screen
 
     # An api_error record (no text in it) and an Edit whose toolUseResult has the structuredPatch.
-    term.type(f"/resume {_first_lines(WSD, 25, project / 'edit.jsonl')}")
+    term.submit(f"/resume {_first_lines(WSD, 25, project / 'edit.jsonl')}")
     term.wait_for("API error, retry 1 of 10 in 0.6s")
     term.wait_for("+ **Custom Workscope** - `/wsd:init --custom` was invoked.")  # the Edit as a diff
 
     # /context's output as it printed it (its colour codes), then /export and /exit with theirs.
-    term.type(f"/resume {_first_lines(WSD, 60, project / 'context.jsonl')}")
+    term.submit(f"/resume {_first_lines(WSD, 60, project / 'context.jsonl')}")
     screen = term.wait_for("claude-opus-4-5-20251101 · 126k/200k tokens (63%)")
     assert "␛" not in screen and "local-command" not in screen
-    term.type(f"/resume {BAREBONES}")
+    term.submit(f"/resume {BAREBONES}")
     term.wait_for("Catch you later!")
     term.wait_for("Conversation exported to: ../cc-exports/20260128-152044.txt")
     screen = term.wait_for("/export ../cc-exports/20260128-152044.txt")

@@ -125,6 +125,14 @@ class Terminal:
         self.write(text)
         self.keys("Enter")
 
+    def submit(self, text: str, timeout: float = 30.0) -> None:
+        """Type a line into the full-screen app's input, and press Enter once it is all there
+        (keys typed while the app is still busy with the last command could be lost)."""
+        self.write(text)
+        wanted = "".join(text.split())
+        self.wait_until(lambda s: wanted in "".join(input_box(s).split()), f"{text!r} in the input", timeout)
+        self.keys("Enter")
+
     def keys(self, *keys: str) -> None:
         """Press named keys (`Enter`, `Escape`, `C-c`, `Tab`...), a moment apart, as hands do."""
         for key in keys:
