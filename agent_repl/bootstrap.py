@@ -283,7 +283,14 @@ def _lock_or_fail(paths: SessionPaths) -> SessionLock | None:
         raise SessionWriteError(f"cannot save the session in {paths.project_dir}: {exc.strerror or exc}") from exc
 
 
-async def close_session(session: Session) -> None:
+async def close_session(session: Session, reason: str = "other") -> None:
+    """`reason` is SessionEnd's: "clear", "prompt_input_exit" (the user left) or "other"."""
+    from agent_repl.core.loop_hooks import session_end
+
+    try:
+        await session_end(session, reason)
+    except SessionWriteError:
+        pass  # the transcript cannot take the failure line; closing goes on
     memory = getattr(session, "memory", None)
     if memory is not None:
         await memory.aclose()

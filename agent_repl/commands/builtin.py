@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_repl.commands.agents import agents_command
+from agent_repl.commands.hooks import hooks_command
 from agent_repl.commands.mcp import mcp_command
 from agent_repl.commands.project import init_command, memory_command, permissions_command, status_command
 from agent_repl.commands.registry import Command, CommandContext, CommandRegistry
@@ -256,6 +257,7 @@ def default_registry() -> CommandRegistry:
         Command("model", "show or change the model", model_command, usage="[name]"),
         Command("mcp", "MCP servers, their status and tools", mcp_command),
         Command("agents", "the sub-agent types Task can start", agents_command),
+        Command("hooks", "the configured hooks and their last result", hooks_command),
         Command("cost", "tokens and cost of this session", cost_command),
         Command("status", "version, model, endpoint, session, settings and memory files", status_command),
         Command(

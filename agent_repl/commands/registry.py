@@ -37,7 +37,9 @@ class SessionHolder:
 
         previous = self.session
         self.session = await self._opener(resume, previous)
-        await close_session(previous)
+        if resume is None:
+            self.session.start_source = "clear"
+        await close_session(previous, "clear" if resume is None else "other")
         return self.session
 
 

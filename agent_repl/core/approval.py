@@ -8,12 +8,16 @@
 - anything else (Bash) goes through the permission policy's rules and prompt.
 
 A "no" may carry the user's words for the model. With nobody to ask (print mode), the call is denied.
+
+A PreToolUse hook's decision comes before the rules' and the mode's: "ask" asks the user even
+where a rule or acceptEdits would allow; "allow" spares the question, but never overrides a
+deny rule (one that may apply is asked) or plan mode. ("deny" never gets here.)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -30,6 +34,7 @@ from agent_repl.core.permissions import (
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput
 
 EXIT_PLAN_MODE = "ExitPlanMode"
+HookDecision = Literal["allow", "ask"] | None
 
 
 def _denied(output: ToolOutput) -> ToolOutput:
@@ -43,17 +48,21 @@ class Approver:
     ask: ApprovalCallback | None
     mode: ModeHolder
 
-    async def approve(self, tool: Tool, args: BaseModel, ctx: ToolContext, preview: Any) -> ToolOutput | None:
+    async def approve(
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, preview: Any, hook: HookDecision = None, hook_reason: str = ""
+    ) -> ToolOutput | None:
         """None when the call may run, else the error result the model gets instead."""
         asked = tool.permission_request(args, ctx)
-        if asked is None:
+        if asked is None and hook != "ask":
             return None
-        request = replace(asked, preview=preview)
+        request = replace(asked or PermissionRequest(tool_name=tool.name, key=""), preview=preview)
         mode = self.mode.mode
         if tool.name == EXIT_PLAN_MODE:
             return await self._plan_exit(request)
         if mode is PermissionMode.PLAN:
             return _denied(ToolOutput.error(PLAN_MODE_REFUSAL, summary=f"plan mode: {tool.name} not run"))
+        if hook is not None:
+            return self._refused(request, await self._hooked(request, hook, hook_reason))
         if tool.edits_files:
             answer = await self._edit(request, preview)
         else:
@@ -63,8 +72,12 @@ class Approver:
                 answer = Answer(Decision.DENY)
         return self._refused(request, answer)
 
-    async def approve_read(self, request: PermissionRequest) -> ToolOutput | None:
+    async def approve_read(
+        self, request: PermissionRequest, hook: HookDecision = None, hook_reason: str = ""
+    ) -> ToolOutput | None:
         """A reading tool's path: inside the project it runs, outside it is asked (denied with nobody to ask)."""
+        if hook is not None:
+            return self._refused(request, await self._hooked(request, hook, hook_reason))
         try:
             answer = await self.policy.answer(request, self.ask)
         except Exception:  # a closed or broken prompt approves nothing
@@ -80,6 +93,17 @@ class Approver:
         if not answer.feedback and (ruled.decision is Decision.DENY or self.ask is None):
             text = f"{text}\nWhy: {ruled.reason}."  # a rule or a refusal decided, not the user: say which
         return _denied(ToolOutput.error(text, summary=f"denied: {request.tool_name}{what}"))
+
+    async def _hooked(self, request: PermissionRequest, hook: Literal["allow", "ask"], reason: str) -> Answer:
+        ruled = self.policy.deny_rules_say(request)
+        if ruled.decision is Decision.DENY:
+            return Answer(Decision.DENY)
+        if hook == "allow" and ruled.decision is not None:
+            return Answer(Decision.ALLOW_ONCE)
+        why = f"a PreToolUse hook asks: {reason}" if hook == "ask" and reason else ruled.reason
+        answer = await self._ask(replace(request, reason=why or "a PreToolUse hook asks"))
+        # Asked because a hook said so: an "always" answer is this once (no rule to save).
+        return Answer(Decision.ALLOW_ONCE, answer.feedback) if answer.decision is Decision.ALLOW_ALWAYS else answer
 
     async def _ask(self, request: PermissionRequest) -> Answer:
         if self.ask is None:

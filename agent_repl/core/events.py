@@ -134,6 +134,23 @@ class PermissionModeChanged(_Event):
     mode: str
 
 
+class LoopContinued(_Event):
+    """The model wanted to end its turn and was sent back: a Stop hook blocked
+    (`stop_hook_blocking`) or the turn's output budget is not spent (`token_budget_continuation`)."""
+
+    kind: Literal["loop_continued"] = "loop_continued"
+    transition: Literal["stop_hook_blocking", "token_budget_continuation"]
+    detail: str = ""
+
+
+class TokenBudgetProgress(_Event):
+    """Output tokens the turn has written against its budget (the status line shows used / budget)."""
+
+    kind: Literal["token_budget"] = "token_budget"
+    used: int
+    budget: int
+
+
 class ErrorEvent(_Event):
     kind: Literal["error"] = "error"
     message: str
@@ -141,7 +158,8 @@ class ErrorEvent(_Event):
 
 
 # "refusal": the model declined (stop_reason refusal); the refused reply left the model's view.
-TurnEndReason = Literal["completed", "max_turns", "interrupted", "error", "refusal"]
+# "hook_stopped": a hook refused the prompt or answered `continue: false`.
+TurnEndReason = Literal["completed", "max_turns", "interrupted", "error", "refusal", "hook_stopped"]
 
 
 class TurnEnded(_Event):
@@ -169,6 +187,8 @@ AgentEvent = Annotated[
     | CompactionStarted
     | CompactionFinished
     | PermissionModeChanged
+    | LoopContinued
+    | TokenBudgetProgress
     | ErrorEvent
     | TurnEnded,
     Field(discriminator="kind"),

@@ -8,6 +8,10 @@ tool calls; then end the turn or go round again, recording why in `state.transit
 Recoverable API errors are withheld while recovery runs (R3.7.2): prompt too long drains staged
 collapses, then compacts once per turn; a reply cut at max tokens raises the cap once, then asks
 the model to continue at most 3 times; repeated overload switches to the fallback model.
+
+When the model would end its turn, Stop hooks may send it back (`stop_hook_blocking`, see
+agent_repl.core.loop_hooks) and so may the turn's output budget (`token_budget_continuation`,
+agent_repl.core.token_budget).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agent_repl.core import loop_hooks
 from agent_repl.core.client import ModelResponse, describe_api_error, is_retryable_stream_failure
 from agent_repl.core.events import (
     AgentEvent,
@@ -27,11 +32,13 @@ from agent_repl.core.events import (
     CompactionStarted,
     ContextProjected,
     ErrorEvent,
+    LoopContinued,
     PermissionModeChanged,
     RequestRetry,
     StageReportEvent,
     SystemMessageEvent,
     TextDelta,
+    TokenBudgetProgress,
     ToolResultEvent,
     ToolUseStarted,
     TurnEnded,
@@ -39,6 +46,7 @@ from agent_repl.core.events import (
     TurnStarted,
     UsageEvent,
 )
+from agent_repl.core.hook_io import HookOutcome
 from agent_repl.core.messages import (
     AssistantMessage,
     ContentBlock,
@@ -65,6 +73,7 @@ from agent_repl.core.recovery import (
 )
 from agent_repl.core.request import build_request
 from agent_repl.core.thinking_prefix import reply_prefixes
+from agent_repl.core.token_budget import Continue, TokenBudget, parse_budget
 from agent_repl.core.tool_execution import ToolCallOutcome, execute_tool_calls
 from agent_repl.core.user_actions import mention_messages
 
@@ -87,7 +96,7 @@ class State:
     requests: int = 0
     # Why the loop went round again: "start", "tool_results", "stream_retry", "collapse_drain_retry",
     # "reactive_compact_retry", "max_output_tokens_escalate", "max_output_tokens_recovery", "fallback_model",
-    # "pause_turn", "web_tools_off_retry".
+    # "pause_turn", "web_tools_off_retry", "stop_hook_blocking", "token_budget_continuation".
     transition: str = "start"
     stream_retries: int = 0
     max_output_tokens_override: int | None = None
@@ -98,6 +107,9 @@ class State:
     just_compacted: bool = False
     turn_usage: Usage = field(default_factory=Usage)
     final_text: str = ""
+    # How many times Stop hooks sent the model back this turn (the next run gets `stop_hook_active`).
+    stop_hook_blocks: int = 0
+    budget: TokenBudget | None = None
 
 
 class Interrupted(Exception):
@@ -165,11 +177,19 @@ async def compact_now(
         yield False
         return
     yield CompactionStarted(trigger=trigger)
+    pre = HookOutcome("PreCompact")
+    async for item in loop_hooks.pre_compact(session, trigger, instructions):
+        if isinstance(item, HookOutcome):
+            pre = item
+        else:
+            yield item
     outcome = await guard.compact(session, trigger=trigger, instructions=instructions, byte_budget=byte_budget)
     for message in outcome.new_messages:
         if isinstance(message, SystemMessage):
             yield SystemMessageEvent(message=message)
     if outcome.ok:
+        async for event in loop_hooks.after_compact(session, pre):
+            yield event
         yield CompactionFinished(trigger=trigger, tokens_before=outcome.tokens_before, tokens_after=outcome.tokens_after)
     elif trigger == "manual" or guard.breaker_just_opened():
         notice = await session.append(SystemMessage(subtype="informational", content=outcome.message, level="warning"))
@@ -181,12 +201,24 @@ async def compact_now(
 async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
     session.cancelled.clear()
     await session.ensure_started()
+    async for event in loop_hooks.session_start(session):
+        yield event
+    submitted = HookOutcome("UserPromptSubmit")
+    async for item in loop_hooks.prompt_submit(session, prompt):
+        if isinstance(item, HookOutcome):
+            submitted = item
+        else:
+            yield item
+    if submitted.blocked or submitted.stop_turn:
+        yield TurnEnded(reason="hook_stopped", num_requests=0, usage=Usage())
+        return
     user_message = await session.append(UserMessage(content=prompt))
     if session.file_history is not None:
         await session.file_history.start_prompt(user_message.uuid)
     yield TurnStarted(prompt=prompt, message=user_message)
     async for event in _append_events(session, await mention_messages(session, prompt)):
         yield event  # `@path`: the file or listing for the model, a notice for the screen
+    await loop_hooks.prompt_context(session, submitted)
     reminder = mode_reminder(session.announced_mode, session.mode.mode)
     session.announced_mode = session.mode.mode
     if reminder:
@@ -194,6 +226,8 @@ async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None =
     async for event in _notices(session):
         yield event
     state = State()
+    budget = parse_budget(prompt) or session.settings.max_output_budget
+    state.budget = TokenBudget(budget) if budget else None
     await session.ensure_capabilities()
     guard = session.context_guard
     while True:
@@ -294,6 +328,8 @@ async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None =
         session.add_usage(response.usage, response.model)
         state.turn_usage = state.turn_usage + response.usage
         yield UsageEvent(usage=response.usage, model=response.model)
+        if state.budget is not None:
+            yield TokenBudgetProgress(used=state.turn_usage.output_tokens, budget=state.budget.budget)
 
         if response.stop_reason == "max_tokens" and state.max_output_tokens_override is None:
             # Withheld: the same request again with a higher cap; the cut reply is not kept.
@@ -338,16 +374,41 @@ async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None =
             yield _ended(session, state, "error")
             return
         if not tool_uses and not cut:
+            stop = HookOutcome("Stop")
+            async for item in loop_hooks.stop_hooks(session, state.stop_hook_blocks):
+                if isinstance(item, HookOutcome):
+                    stop = item
+                else:
+                    yield item
+            if stop.stop_turn:
+                yield _ended(session, state, "hook_stopped")
+                return
+            if stop.blocked:
+                state.stop_hook_blocks += 1
+                state.transition = "stop_hook_blocking"
+                yield LoopContinued(transition="stop_hook_blocking", detail="; ".join(stop.feedback))
+                continue
+            if state.budget is not None and isinstance(step := state.budget.check(state.turn_usage.output_tokens), Continue):
+                await session.append(_budget_nudge(step, state.budget))
+                state.transition = "token_budget_continuation"
+                yield LoopContinued(transition="token_budget_continuation", detail=step.nudge)
+                continue
             yield _ended(session, state, "completed")
             return
         if tool_uses:
-            async for event in _run_tools(session, tool_uses):
+            stopped: list[str] = []
+            async for event in _run_tools(session, tool_uses, stopped):
                 yield event
             async for event in _notices(session):
                 yield event
             if session.cancelled.is_set():
                 await session.append(UserMessage(content=INTERRUPTED_FOR_TOOL_USE))
                 yield _ended(session, state, "interrupted")
+                return
+            if stopped:
+                notice = await session.append(SystemMessage(subtype="informational", content=stopped[0], level="warning"))
+                yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+                yield _ended(session, state, "hook_stopped")
                 return
         if cut:
             # The model hears where it was cut off (a tool call it had not finished never ran).
@@ -477,9 +538,24 @@ async def _store_reply(
             yield ToolUseStarted(tool_use_id=block.id, name=block.name, input=block.input)
 
 
-async def _run_tools(session: TurnSession, tool_uses: list[ToolUseBlock]) -> AsyncIterator[AgentEvent]:
+def _budget_nudge(step: Continue, budget: TokenBudget) -> UserMessage:
+    """The continuation's nudge, recorded as an attachment so the transition is in the transcript."""
+    attachment = {
+        "type": "token_budget_continuation",
+        "content": [step.nudge],
+        "outputTokens": step.used,
+        "budget": budget.budget,
+        "continuation": step.continuation,
+    }
+    return UserMessage(content=step.nudge, is_meta=True, attachment=attachment)
+
+
+async def _run_tools(session: TurnSession, tool_uses: list[ToolUseBlock], stopped: list[str]) -> AsyncIterator[AgentEvent]:
+    """Run the reply's calls; their hooks' words for the model follow all of the results (the
+    API wants every result first), and `stopped` gets why a hook ended the turn."""
     runtime = session.tool_runtime(session.ask)
     changes = session.mode.changes
+    said: list[tuple[str, HookOutcome]] = []
     async for item in execute_tool_calls(runtime, tool_uses, session.cancelled):
         if session.mode.changes != changes:
             # The approval that switched it (a plan approved) told the model in its result.
@@ -487,6 +563,7 @@ async def _run_tools(session: TurnSession, tool_uses: list[ToolUseBlock]) -> Asy
             session.announced_mode = session.mode.mode
             yield PermissionModeChanged(mode=session.mode.mode.value)
         if isinstance(item, ToolCallOutcome):
+            said.extend((item.tool_use.id, outcome) for outcome in item.hooks)
             message = await session.append(item.to_message(session_id=session.session_id))
             yield ToolResultEvent(
                 tool_use_id=item.tool_use.id,
@@ -499,6 +576,11 @@ async def _run_tools(session: TurnSession, tool_uses: list[ToolUseBlock]) -> Asy
             )
         else:
             yield item
+    for tool_use_id, outcome in said:
+        async for event in loop_hooks.record_outcome(session, outcome, tool_use_id=tool_use_id):
+            yield event
+        if outcome.stop_turn:
+            stopped.append(outcome.stop_reason)
 
 
 async def _notices(session: TurnSession) -> AsyncIterator[AgentEvent]:

@@ -198,6 +198,8 @@ class UserMessage(_Entry):
     # A structured, tool-specific copy of a tool result (Claude Code's `toolUseResult`).
     tool_use_result: Any = None
     source_tool_use_id: str | None = None
+    # What a hook told the model, as Claude Code's `attachment` record holds it (core/hook_records.py).
+    attachment: dict[str, Any] | None = None
 
     def blocks(self) -> list[ContentBlock]:
         if isinstance(self.content, str):
@@ -250,6 +252,7 @@ SystemSubtype = Literal[
     "local_command",
     "api_error",
     "informational",
+    "stop_hook_summary",
 ]
 
 
@@ -259,7 +262,8 @@ class SystemMessage(_Entry):
     type: Literal["system"] = "system"
     subtype: SystemSubtype
     content: str = ""
-    level: Literal["info", "warning", "error"] = "info"
+    # "suggestion": Claude Code's level for a stop hook summary.
+    level: Literal["info", "warning", "error", "suggestion"] = "info"
     # compact_boundary: {"trigger", "preTokens", "preCompactDiscoveredTools"...}; microcompact_boundary likewise.
     metadata: dict[str, Any] = Field(default_factory=dict)
     logical_parent_uuid: str | None = None

@@ -151,6 +151,12 @@ class PermissionPolicy:
             return self._evaluate_bash(request)
         return self._evaluate_tool(request)
 
+    def deny_rules_say(self, request: PermissionRequest) -> Evaluation:
+        """What the deny rules alone say (a PreToolUse hook's allow still meets them): DENY, None
+        when one may apply (ask), ALLOW_ONCE when none does."""
+        only_deny = PermissionPolicy([Rule(request.tool_name, None)], self.deny, roots=self.roots)
+        return only_deny.evaluate(request)
+
     def check(self, request: PermissionRequest) -> Decision | None:
         """ALLOW_ONCE or DENY when the rules decide, None when the user must be asked."""
         return self.evaluate(request).decision

@@ -15,6 +15,8 @@ from typing import Any, Protocol
 from agent_repl.core.client import ModelClient, UnknownModel
 from agent_repl.core.events import AgentEvent, ErrorEvent, TurnEnded
 from agent_repl.core.file_state import ReadLedger
+from agent_repl.core.hook_config import configured_hooks
+from agent_repl.core.hooks import HookRunner
 from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
 from agent_repl.core.models import ModelCatalog, ModelInfo, cost_usd
 from agent_repl.core.permission_mode import ModeHolder, PermissionMode
@@ -152,6 +154,23 @@ class Session:
         self.notices: list[str] = []
         # Warnings for the next turn to show and keep (an agent definition that could not be read).
         self.pending_notices: list[str] = []
+        # The user's hooks, and the project's in a trusted folder (agent_repl.core.loop_hooks calls them).
+        self.hooks = HookRunner(
+            configured_hooks(
+                settings.hooks, settings.project_hooks, project_trusted=settings.project_trusted or settings.skip_permissions
+            ),
+            cwd=cwd,
+            session_id=session_id,
+            transcript_path=lambda: str(getattr(self.sink, "path", "")),
+            permission_mode=self._hook_permission_mode,
+            redactor=self.redactor,
+            scrubbed_env=settings.scrubbed_env,
+            output_dir=tool_results_dir,
+        )
+        # The SessionStart source still to run on the first turn (startup, resume, clear), or None.
+        self.start_source: str | None = "resume" if history else "startup"
+        # Set for a sub-agent's session: its stop runs SubagentStop hooks instead of Stop.
+        self.agent_id: str | None = None
 
     @property
     def tool_definitions(self) -> list[dict[str, Any]]:
@@ -178,9 +197,13 @@ class Session:
         return self.definitions_for(loaded)
 
     def take_notices(self) -> list[str]:
-        """Warnings for the user that arose outside a turn (an MCP server that failed or died)."""
+        """Warnings for the user that arose outside a turn (an MCP server that failed or died, a
+        Notification hook that failed)."""
         notices, self.pending_notices = self.pending_notices, []
         return notices + (self.mcp.take_notices() if self.mcp is not None else [])
+
+    def _hook_permission_mode(self) -> str:
+        return "bypassPermissions" if self.settings.skip_permissions else self.mode.mode.value
 
     @property
     def model(self) -> str:
@@ -280,7 +303,14 @@ class Session:
             mode=self.mode,
             before_change=self.file_history.before_change if self.file_history is not None else None,
             scrubbed_env=self.settings.scrubbed_env,
+            hooks=self.hooks,
+            notify=self._notify,
         )
+
+    async def _notify(self, message: str, notification_type: str) -> None:
+        from agent_repl.core.loop_hooks import notify
+
+        await notify(self, message, notification_type)
 
     @property
     def permission_mode(self) -> PermissionMode:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agent_repl.core.credentials import DEFAULT_HOME as DEFAULT_HOME_TEXT
 from agent_repl.core.credentials import credential_names, looks_like_credential, settings_files
 from agent_repl.core.credentials import home_from_env as home_from_env
+from agent_repl.core.hook_config import HooksSettings
 from agent_repl.core.mcp_config import McpServerConfig
 from agent_repl.core.permissions import Rule
 from agent_repl.core.trust import TrustError, WorkspaceTrust
@@ -90,6 +91,12 @@ class Settings(BaseModel):
     # MCP servers by name; those of the project's settings file are kept apart (they need trust).
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
     project_mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    # Commands run on the loop's events (agent_repl.core.hook_config); the project's are kept apart
+    # (they need trust, like its MCP servers).
+    hooks: HooksSettings = Field(default_factory=dict)
+    project_hooks: HooksSettings = Field(default_factory=dict)
+    # An output token budget for every turn (`--max-output-budget`); a prompt's own "+500k" wins.
+    max_output_budget: int | None = Field(default=None, ge=1)
     # Seconds a server may take to start and list its tools, and one of its tool calls to answer.
     mcp_startup_timeout: float = Field(default=30.0, gt=0, le=3_600)
     mcp_tool_timeout: float = Field(default=600.0, gt=0, le=86_400)
@@ -155,6 +162,7 @@ FILE_KEYS = {
     "web_tools",
     "credential_env",
     "mcp_servers",
+    "hooks",
     "mcp_startup_timeout",
     "mcp_tool_timeout",
     "tool_search",
@@ -208,6 +216,9 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
             merged[key] = [*merged[key], *value]  # names add up: either file may keep one from commands
         elif key in ("mcp_servers", "project_mcp_servers") and isinstance(merged.get(key), dict):
             merged[key] = {**merged[key], **value}
+        elif key in ("hooks", "project_hooks") and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            # Hooks add up across files, event by event.
+            merged[key] = {e: [*merged[key].get(e, []), *value.get(e, [])] for e in {*merged[key], *value}}
         elif key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
             # Rules add up across files; deny beats allow when they are checked.
             merged[key] = {
@@ -234,6 +245,8 @@ def load_settings(
     project = _read_settings_file(project_file)
     if "mcp_servers" in project:
         project["project_mcp_servers"] = project.pop("mcp_servers")
+    if "hooks" in project:
+        project["project_hooks"] = project.pop("hooks")
     project_allow = list(project.get("permissions", {}).get("allow", []))
     is_trusted = WorkspaceTrust(home).is_trusted(cwd) if trusted is None else trusted
     if project_allow and not is_trusted:

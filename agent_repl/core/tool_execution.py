@@ -5,6 +5,10 @@ runs alone, after the tool prepared it (Edit computes its diff, and refuses a st
 anyone is asked) and `agent_repl.core.approval` allowed it. A result over its tool's `max_result_size_chars` is written to the
 session's tool-results directory and replaced by its preview here, before it enters history
 (SPEC R2.4), so the transcript never holds the full text.
+
+PreToolUse hooks answer before anyone is asked (a denial is the model's result, with the
+hook's reason); PostToolUse hooks see a successful result. What they say is carried on the
+outcome for the loop to record once every result of the reply is in.
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from agent_repl.core.approval import Approver
 from agent_repl.core.credentials import credential_names
 from agent_repl.core.events import SubagentProgress, ToolProgress
 from agent_repl.core.file_state import ReadLedger
+from agent_repl.core.hook_io import HookOutcome
+from agent_repl.core.hooks import HookRunner
 from agent_repl.core.messages import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agent_repl.core.permission_mode import ModeHolder
-from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
+from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy, PermissionRequest
 from agent_repl.core.persisted_output import is_persisted_preview, persist_text
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, ToolPorts
@@ -34,6 +40,8 @@ class ToolCallOutcome:
     tool_use: ToolUseBlock
     output: ToolOutput
     persisted_path: str | None = None
+    # What the call's PreToolUse and PostToolUse hooks said (recorded after the reply's results).
+    hooks: list[HookOutcome] = field(default_factory=list)
 
     def to_message(self, *, session_id: str) -> UserMessage:
         block = ToolResultBlock(
@@ -68,6 +76,9 @@ class ToolRuntime:
     before_change: Callable[[Path], Awaitable[None]] | None = None
     # Environment variables no command may get (the agent's credentials).
     scrubbed_env: frozenset[str] = field(default_factory=credential_names)
+    hooks: HookRunner | None = None
+    # Awaited (in the background) when a permission prompt is about to be shown: Notification hooks.
+    notify: Callable[[str, str], Awaitable[None]] | None = None
 
     def __post_init__(self) -> None:
         if not self.permissions.roots:  # a policy made without a project works in this one
@@ -131,30 +142,69 @@ async def _run_one(
         files=runtime.files,
         before_change=runtime.before_change,
     )
-    approver = Approver(runtime.permissions, runtime.ask, runtime.mode)
+    said: list[HookOutcome] = []
+    fields = {"tool_name": tool.name, "tool_input": tool_use.input, "tool_use_id": tool_use.id}
+    pre = await runtime.hooks.run("PreToolUse", fields, match=tool.name) if runtime.hooks else None
+    if pre is not None and pre.runs:
+        said.append(pre)
+        if pre.permission == "deny" or pre.stop_turn:
+            reason = pre.permission_reason or pre.stop_reason or "no reason given"
+            text = f"The PreToolUse hook denied this {tool.name} call: {reason}"
+            return ToolCallOutcome(tool_use, ToolOutput.error(text, summary=f"denied by a hook: {tool.name}"), hooks=said)
+    hook = pre.permission if pre is not None and pre.permission in ("allow", "ask") else None
+    hook_reason = pre.permission_reason if pre is not None else ""
+    approver = Approver(runtime.permissions, _notifying(runtime), runtime.mode)
     if not tool.is_read_only:
         try:
             preview = await tool.prepare(parsed, ctx)
         except Exception as exc:  # a tool bug must not kill the turn; the model hears about it
             preview = ToolOutput.error(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
         if isinstance(preview, ToolOutput):
-            return ToolCallOutcome(tool_use, runtime.redactor.output(preview))
-        denied = await approver.approve(tool, parsed, ctx, preview)
+            return ToolCallOutcome(tool_use, runtime.redactor.output(preview), hooks=said)
+        denied = await approver.approve(tool, parsed, ctx, preview, hook, hook_reason)  # type: ignore[arg-type]
         if denied is not None:
-            return ToolCallOutcome(tool_use, denied)
-    elif (read := tool.permission_request(parsed, ctx)) is not None:
-        denied = await approver.approve_read(read)
+            return ToolCallOutcome(tool_use, denied, hooks=said)
+    elif (read := tool.permission_request(parsed, ctx)) is not None or hook == "ask":
+        request = read or PermissionRequest(tool_name=tool.name, key="")
+        denied = await approver.approve_read(request, hook, hook_reason)  # type: ignore[arg-type]
         if denied is not None:
-            return ToolCallOutcome(tool_use, denied)
+            return ToolCallOutcome(tool_use, denied, hooks=said)
     if cancelled.is_set():
-        return ToolCallOutcome(tool_use, ToolOutput.error(INTERRUPTED_BY_USER))
+        return ToolCallOutcome(tool_use, ToolOutput.error(INTERRUPTED_BY_USER), hooks=said)
     try:
         output = await tool.run(parsed, ctx)
     except Exception as exc:  # a tool bug must not kill the turn; the model hears about it
         output = ToolOutput.error(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
     output = runtime.redactor.output(output)
     output, path = apply_size_limit(tool, tool_use.id, output, runtime.tool_results_dir)
-    return ToolCallOutcome(tool_use, output, path)
+    if runtime.hooks is not None and not output.is_error:
+        response = output.structured if output.structured is not None else _text_of(output)
+        post = await runtime.hooks.run("PostToolUse", {**fields, "tool_response": response}, match=tool.name)
+        if post.runs:
+            said.append(post)
+    return ToolCallOutcome(tool_use, output, path, hooks=said)
+
+
+def _text_of(output: ToolOutput) -> str:
+    if isinstance(output.content, str):
+        return output.content
+    return "\n".join(b.text for b in output.content if isinstance(b, TextBlock))
+
+
+def _notifying(runtime: ToolRuntime) -> ApprovalCallback | None:
+    """The approval callback, firing Notification hooks as a prompt is shown (never waiting on them)."""
+    ask, notify = runtime.ask, runtime.notify
+    if ask is None or notify is None or runtime.hooks is None or not runtime.hooks.matching("Notification"):
+        return ask
+    pending: set[asyncio.Task[None]] = runtime.hooks.background
+
+    async def asking(request: PermissionRequest) -> Any:
+        task = asyncio.create_task(notify(f"agent-repl needs your permission to use {request.tool_name}", "permission_prompt"))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        return await ask(request)
+
+    return asking
 
 
 def batches(tool_uses: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[ToolUseBlock]]:

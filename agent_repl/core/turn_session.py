@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent_repl.core.client import ModelClient
+from agent_repl.core.hooks import HookRunner
 from agent_repl.core.messages import Message, Usage
 from agent_repl.core.models import ModelInfo
 from agent_repl.core.permission_mode import ModeHolder, PermissionMode
@@ -71,6 +72,14 @@ class TurnSession(Protocol):
     request_count: int
     api_duration_ms: float
     stream_events: bool
+    # Where its entries go (the transcript writer has a `path`).
+    sink: Any
+    # The configured hooks (agent_repl.core.loop_hooks calls them), the SessionStart source still
+    # to run, the sub-agent's id (its stop runs SubagentStop), notices for the next turn.
+    hooks: HookRunner
+    start_source: str | None
+    agent_id: str | None
+    pending_notices: list[str]
 
     @property
     def model_info(self) -> ModelInfo: ...

@@ -16,6 +16,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
+from agent_repl.core.hook_records import MODEL_ATTACHMENTS, attachment_text
 from agent_repl.core.messages import (
     AssistantMessage,
     CompactionBlock,
@@ -38,6 +39,7 @@ from agent_repl.core.messages import (
 from agent_repl.transcript.records import (
     AssistantPayload,
     AssistantRecord,
+    AttachmentRecord,
     SystemRecord,
     UserPayload,
     UserRecord,
@@ -142,6 +144,9 @@ def message_to_record(msg: Message, envelope: Envelope) -> dict[str, Any]:
         "uuid": msg.uuid,
         "timestamp": msg.timestamp,
     }
+    if isinstance(msg, UserMessage) and msg.attachment is not None:
+        # What a hook told the model: Claude Code's attachment record; its text is derived on load.
+        return {**AttachmentRecord(**common).to_json(), "isMeta": True, "attachment": msg.attachment}
     if isinstance(msg, UserMessage):
         content: str | list[dict[str, Any]] = (
             msg.content if isinstance(msg.content, str) else [block_to_json(b) for b in msg.content]
@@ -258,8 +263,7 @@ def usage_from_json(raw: dict[str, Any] | None) -> Usage | None:
 
 
 def _level(value: str | None) -> str:
-    # Claude Code also writes "suggestion" (stop-hook summaries); our model knows three levels.
-    return value if value in ("info", "warning", "error") else "info"
+    return value if value in ("info", "warning", "error", "suggestion") else "info"
 
 
 def record_to_message(raw: dict[str, Any], *, on_drop: OnDrop = _ignore) -> Message | None:
@@ -268,6 +272,8 @@ def record_to_message(raw: dict[str, Any], *, on_drop: OnDrop = _ignore) -> Mess
     None also when every content block of the record was unknown. Raises ValueError (a pydantic
     ValidationError) when a message record is malformed.
     """
+    if raw.get("type") == "attachment":
+        return _attachment_from_record(raw)
     if raw.get("type") not in ("user", "assistant", "system"):
         return None
     record = parse_message_record(raw)
@@ -330,4 +336,21 @@ def _system_from_record(record: SystemRecord, common: dict[str, Any]) -> SystemM
         level=_level(record.level),  # type: ignore[arg-type]
         metadata=metadata,
         logical_parent_uuid=record.logical_parent_uuid,
+    )
+
+
+def _attachment_from_record(raw: dict[str, Any]) -> Message | None:
+    """A hook's words to the model as a meta user entry; other attachments are not ours to send."""
+    attachment = raw.get("attachment")
+    if not isinstance(attachment, dict) or attachment.get("type") not in MODEL_ATTACHMENTS:
+        return None
+    record = AttachmentRecord.model_validate(raw)
+    return UserMessage(
+        uuid=record.uuid,
+        parent_uuid=record.parent_uuid,
+        timestamp=record.timestamp,
+        session_id=record.session_id,
+        content=attachment_text(attachment),
+        is_meta=True,
+        attachment=attachment,
     )

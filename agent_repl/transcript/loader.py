@@ -177,7 +177,7 @@ def load_session(
             warnings.add(line_no, f"the record type is {_kind(record.get('type'))}, kept as raw data")
         first_session_id = first_session_id or _str(record.get("sessionId"))
         message: Message | None = None
-        if record_type in MESSAGE_RECORD_TYPES:
+        if record_type in MESSAGE_RECORD_TYPES or record_type == "attachment":
             try:
                 message = record_to_message(record, on_drop=partial(warnings.drop, line_no))
             except (ValueError, TypeError) as exc:

@@ -118,6 +118,13 @@ class SystemRecord(RecordEnvelope):
     microcompact_metadata: dict[str, Any] | None = None
 
 
+class AttachmentRecord(RecordEnvelope):
+    """Claude Code's `attachment` record; we write the hook ones that hold text for the model."""
+
+    type: Literal["attachment"] = "attachment"
+    attachment: dict[str, Any] = Field(default_factory=dict)
+
+
 MessageRecord = UserRecord | AssistantRecord | SystemRecord
 
 _MESSAGE_RECORD_MODELS: dict[str, type[RecordEnvelope]] = {
@@ -322,6 +329,7 @@ __all__ = [
     "MESSAGE_RECORD_TYPES",
     "AssistantPayload",
     "AssistantRecord",
+    "AttachmentRecord",
     "CacheEditRecord",
     "CollapseCommitRecord",
     "CompactionUndoRecord",

@@ -568,7 +568,7 @@ class AgentApp(App[int]):
             from agent_repl.bootstrap import close_session
             from agent_repl.ui.session_info import resume_hint
 
-            await close_session(session)
+            await close_session(session, "prompt_input_exit")
             self.exit_note = resume_hint(session)
         self.launcher.close()
 

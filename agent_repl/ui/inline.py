@@ -473,7 +473,7 @@ async def run_inline(
                 continue
             await _run_one_turn(holder.session, text, renderer)
     finally:
-        await close_session(holder.session)
+        await close_session(holder.session, "prompt_input_exit")
         hint = resume_hint(holder.session)
         if hint:
             console.print(hint, markup=False)

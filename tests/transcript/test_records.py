@@ -119,10 +119,18 @@ def test_synthetic_message_is_stored_with_the_synthetic_model():
 def test_non_message_records_convert_to_none(cc):
     assert record_to_message({"type": "progress", "uuid": "p", "data": {}}) is None
     assert record_to_message({"type": "summary", "summary": "t", "leafUuid": "x"}) is None
-    assert (
-        record_to_message(cc.record("system", "s", None, subtype="stop_hook_summary", level="suggestion"))
-        is None
-    )
+    assert record_to_message(cc.record("system", "s", None, subtype="turn_duration", durationMs=5)) is None
+    # An attachment that is not a hook's words to the model (Claude Code's hook_success) is no message.
+    assert record_to_message({"type": "attachment", "uuid": "a", "attachment": {"type": "hook_success"}}) is None
+
+
+def test_a_stop_hook_summary_loads_as_the_notice_claude_code_wrote(cc):
+    raw = cc.record("system", "s", None, subtype="stop_hook_summary", level="suggestion", hookCount=1,
+                    hookInfos=[{"command": "notify.sh"}], hookErrors=[], preventedContinuation=False)
+    message = record_to_message(raw)
+    assert message.subtype == "stop_hook_summary" and message.level == "suggestion"
+    assert message.metadata["hookInfos"] == [{"command": "notify.sh"}]
+    assert message_to_record(message, ENV)["hookCount"] == 1
 
 
 def test_unknown_block_types_and_fields_are_dropped_and_reported(cc):
@@ -198,7 +206,7 @@ def test_claude_code_levels_and_metadata_are_mapped(cc):
     local = record_to_message(
         cc.record("system", "l", "p", subtype="local_command", level="suggestion", content="x", isMeta=False)
     )
-    assert local.level == "info" and local.metadata == {}
+    assert local.level == "suggestion" and local.metadata == {}
 
 
 def test_malformed_message_record_raises_value_error(cc):
