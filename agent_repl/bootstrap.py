@@ -30,6 +30,7 @@ from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.client import ModelClient
 from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
+from agent_repl.core.hook_config import held_back_hooks
 from agent_repl.core.messages import Message, SystemMessage, utc_now
 from agent_repl.core.models import model_info
 from agent_repl.core.permission_mode import PermissionMode
@@ -90,6 +91,7 @@ def held_back_grants(settings: Settings, cwd: Path) -> list[str]:
         *allow_grants(settings.untrusted_allow),
         *held_back_servers(settings, cwd),
         *held_back_definitions(cwd, project_trusted=project_servers_trusted(settings)),
+        *held_back_hooks(settings),
     ]
 
 

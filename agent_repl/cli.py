@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--include-partial-messages", action="store_true",
                         help="with --output-format stream-json: also print the raw stream events as they arrive")
     parser.add_argument("--max-turns", type=int, default=None, help="stop after this many model requests")
+    parser.add_argument("--max-output-budget", type=int, default=None, metavar="TOKENS",
+                        help='an output token budget for each turn (a prompt may say "+500k" instead)')
     parser.add_argument("--model", default=None)
     parser.add_argument("-c", "--continue", dest="continue_latest", action="store_true",
                         help="continue this project's latest session")
@@ -126,6 +128,7 @@ def prepare_launch(
                 "model": args.model,
                 "skip_permissions": args.dangerously_skip_permissions or None,
                 "permission_mode": mode,
+                "max_output_budget": args.max_output_budget,
             },
             trusted=True if args.trust_project else None,
         )
@@ -219,6 +222,12 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
                     from agent_repl.core.trust import untrusted_warning
 
                     print(f"agent-repl: {untrusted_warning(cwd, launch.settings.untrusted_allow)}", file=err)
+                from agent_repl.core.hook_config import held_back_hooks
+
+                held_hooks = held_back_hooks(launch.settings)
+                if held_hooks:
+                    print(f"agent-repl: warning: not running {', '.join(held_hooks)} from {cwd}: this folder is not "
+                          "trusted; run agent-repl here once to trust it, or pass --trust-project", file=err)
                 prompt = args.print_prompt or args.prompt or ("" if sys.stdin.isatty() else sys.stdin.read())
                 if not prompt.strip():
                     print("agent-repl: -p needs a prompt (an argument or on stdin)", file=err)

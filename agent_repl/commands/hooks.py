@@ -17,8 +17,7 @@ async def hooks_command(ctx: CommandContext, args: str) -> CommandResult:
         result = run.summary() if run is not None else "not run yet"
         lines.append(f"{hook.name} ({hook.source}, timeout {hook.timeout:g} s): {show_controls(hook.command)}")
         lines.append(f"    last: {show_controls(result)}")
-    trusted = session.settings.project_trusted or session.settings.skip_permissions
-    held = [] if trusted else held_back_hooks(session.settings.project_hooks)
+    held = held_back_hooks(session.settings)
     if held:
         lines.append("Not run (this folder is not trusted): " + show_controls(", ".join(held)))
     if not lines:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -107,8 +107,20 @@ def configured_hooks(user: HooksSettings, project: HooksSettings, *, project_tru
     return found
 
 
-def held_back_hooks(project: HooksSettings) -> list[str]:
+def hooks_trusted(settings: Any) -> bool:
+    """Whether the project's own hooks may run: a trusted folder, `--trust-project`, or a run that
+    skips every permission check anyway (as for its MCP servers)."""
+    return bool(settings.project_trusted or settings.skip_permissions)
+
+
+def held_back_hooks(settings: Any) -> list[str]:
     """What the trust question lists: the project's hooks that wait for the folder's trust."""
+    if hooks_trusted(settings):
+        return []
+    project: HooksSettings = settings.project_hooks
     return [
-        f"{event} hook {hook.command!r}" for event, entries in project.items() for entry in entries for hook in entry.hooks
+        f"{event} hook {hook.command!r} (.agent_repl/settings.json)"
+        for event, entries in project.items()
+        for entry in entries
+        for hook in entry.hooks
     ]

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from agent_repl.core.client import ModelClient, UnknownModel
 from agent_repl.core.events import AgentEvent, ErrorEvent, TurnEnded
 from agent_repl.core.file_state import ReadLedger
-from agent_repl.core.hook_config import configured_hooks
+from agent_repl.core.hook_config import configured_hooks, hooks_trusted
 from agent_repl.core.hooks import HookRunner
 from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
 from agent_repl.core.models import ModelCatalog, ModelInfo, cost_usd
@@ -156,9 +156,7 @@ class Session:
         self.pending_notices: list[str] = []
         # The user's hooks, and the project's in a trusted folder (agent_repl.core.loop_hooks calls them).
         self.hooks = HookRunner(
-            configured_hooks(
-                settings.hooks, settings.project_hooks, project_trusted=settings.project_trusted or settings.skip_permissions
-            ),
+            configured_hooks(settings.hooks, settings.project_hooks, project_trusted=hooks_trusted(settings)),
             cwd=cwd,
             session_id=session_id,
             transcript_path=lambda: str(getattr(self.sink, "path", "")),

@@ -1,7 +1,7 @@
 """Workspace trust: whether this user has said a folder's own settings may grant anything.
 
-A cloned repository can carry `.agent_repl/settings.json`; what it allows (permission rules
-today, servers and hooks later) takes effect only once the user has trusted that folder. The
+A cloned repository can carry `.agent_repl/settings.json`; what it allows (permission rules,
+MCP servers, hooks) takes effect only once the user has trusted that folder. The
 answer is kept per folder in `<home>/trusted-folders.json`, private to the user. Deny rules need
 no trust: a file can always take permissions away.
 """

@@ -73,6 +73,8 @@ class InlineRenderer:
         self.calls: dict[str, tool_render.ToolCall] = {}
         # The files whose diff the user just saw in a permission prompt (not printed twice).
         self.shown_diffs: set[str] = set()
+        # The running turn's output against its budget, as the last progress event said.
+        self.budget = ""
 
     def _end_stream(self) -> None:
         if self.streaming:
@@ -107,6 +109,17 @@ class InlineRenderer:
         elif isinstance(event, ErrorEvent):
             self._end_stream()
             self.console.print(Text(show_controls(event.message), style="red"))
+        elif event.kind == "system_message" and (
+            event.message.level == "warning" or event.message.subtype == "stop_hook_summary"
+        ):
+            self._end_stream()  # a hook that failed or sent the model back, a server that died
+            style = "yellow" if event.message.level == "warning" else "dim"
+            self.console.print(Text(show_controls(event.message.content), style=style))
+        elif event.kind == "token_budget":
+            self.budget = f"output {event.used:,} / {event.budget:,} tokens"
+        elif event.kind == "loop_continued" and event.transition == "token_budget_continuation":
+            self._end_stream()
+            self.console.print(Text(f"continuing: {self.budget}", style="dim"))
         elif isinstance(event, TurnEnded):
             self._end_stream()
             if event.reason == "interrupted":
@@ -278,7 +291,7 @@ async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, set
     except (EOFError, KeyboardInterrupt):
         answer = ""
     if answer.strip().lower()[:1] != "y":
-        console.print("[dim]not trusted: its own allow rules and MCP servers are ignored this time[/]")
+        console.print("[dim]not trusted: its own allow rules, MCP servers and hooks are ignored this time[/]")
         return settings
     settings, problem = trust_project(settings, cwd)
     if problem:

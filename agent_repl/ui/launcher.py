@@ -110,7 +110,9 @@ class Launcher:
                 if problem:
                     self.notices.append(f"{problem} (trusted for this run only)")
             else:
-                self.notices.append("this folder is not trusted: its own allow rules and MCP servers are ignored this time")
+                self.notices.append(
+                    "this folder is not trusted: its own allow rules, MCP servers and hooks are ignored this time"
+                )
         self.settings = settings
         try:
             session = await open_session(settings, self.cwd, resume=launch.resume, ask=ask)

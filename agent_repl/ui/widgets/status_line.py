@@ -56,6 +56,8 @@ class StatusLine(Static):
         self.note = ""
         # The permission mode's label ("" in the default mode).
         self.mode_label = ""
+        # The running turn's output tokens against its budget, when it has one.
+        self.budget: tuple[int, int] | None = None
 
     def set_session(
         self,
@@ -84,7 +86,7 @@ class StatusLine(Static):
         self.refresh_line()
 
     def apply(self, event: AgentEvent, *, cost_usd: float) -> None:
-        from agent_repl.core.events import ContextProjected, UsageEvent
+        from agent_repl.core.events import ContextProjected, TokenBudgetProgress, TurnStarted, UsageEvent
 
         match event:
             case ContextProjected(estimated_tokens=tokens):
@@ -94,6 +96,10 @@ class StatusLine(Static):
                 self.cache_read_share = usage.cache_read_input_tokens / total if total else None
                 self.context_tokens = usage.context_tokens()
                 self.cost_usd = cost_usd
+            case TokenBudgetProgress(used=used, budget=budget):
+                self.budget = (used, budget)
+            case TurnStarted():
+                self.budget = None
             case _:
                 return
         self.refresh_line()
@@ -120,6 +126,9 @@ class StatusLine(Static):
             )
         if self.cache_read_share is not None:
             text.append(f"  cache read {self.cache_read_share:.0%}", style="dim")
+        if self.budget is not None:
+            used, budget = self.budget
+            text.append(f"  output {_short(used)}/{_short(budget)} ({used * 100 // budget}%)", style="cyan")
         text.append(f"  ${self.cost_usd:.4f}")
         if self.session_label:
             text.append(f"  {self.session_label}", style="dim")
