@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from agent_repl.core.events import AgentEvent, SystemMessageEvent
@@ -53,10 +54,12 @@ async def session_start(session: Session) -> AsyncIterator[AgentEvent]:
 async def prompt_submit(session: Session, prompt: str) -> AsyncIterator[AgentEvent | HookOutcome]:
     """UserPromptSubmit, before the prompt is kept; the last item is the outcome."""
     outcome = await session.hooks.run("UserPromptSubmit", {"prompt": prompt})
-    for notice in failure_notices(outcome):
+    refused = outcome.blocked or outcome.stop_turn
+    # A refusal's reason is said once, in the line that says the prompt was not sent.
+    for notice in failure_notices(replace(outcome, notices=[]) if refused else outcome):
         stored = await session.append(notice)
         yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
-    if outcome.blocked or outcome.stop_turn:
+    if refused:
         text = outcome.stop_reason if outcome.stop_turn and not outcome.blocked else "; ".join(outcome.notices)
         notice = SystemMessage(
             subtype="informational",

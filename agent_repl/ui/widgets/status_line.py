@@ -128,7 +128,7 @@ class StatusLine(Static):
             text.append(f"  cache read {self.cache_read_share:.0%}", style="dim")
         if self.budget is not None:
             used, budget = self.budget
-            text.append(f"  output {_short(used)}/{_short(budget)} ({used * 100 // budget}%)", style="cyan")
+            text.append(f"  output {short_tokens(used)}/{short_tokens(budget)} ({used * 100 // budget}%)", style="cyan")
         text.append(f"  ${self.cost_usd:.4f}")
         if self.session_label:
             text.append(f"  {self.session_label}", style="dim")
