@@ -31,11 +31,20 @@ if TYPE_CHECKING:
 MAX_STOP_HOOK_BLOCKS = 5
 
 
-async def record_outcome(session: Session, outcome: HookOutcome, *, tool_use_id: str | None = None) -> AsyncIterator[AgentEvent]:
-    """The user's lines (failures, system messages) and the model's entries (feedback, context)."""
-    for notice in failure_notices(outcome):
+async def _shown(session: Session, notices: list[SystemMessage]) -> AsyncIterator[AgentEvent]:
+    for notice in notices:
         stored = await session.append(notice)
         yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
+
+
+def _warning(text: str) -> SystemMessage:
+    return SystemMessage(subtype="informational", content=text, level="warning")
+
+
+async def record_outcome(session: Session, outcome: HookOutcome, *, tool_use_id: str | None = None) -> AsyncIterator[AgentEvent]:
+    """The user's lines (failures, system messages) and the model's entries (feedback, context)."""
+    async for event in _shown(session, failure_notices(outcome)):
+        yield event
     for message in hook_messages(outcome, tool_use_id=tool_use_id):
         await session.append(message)
 
@@ -56,18 +65,12 @@ async def prompt_submit(session: Session, prompt: str) -> AsyncIterator[AgentEve
     outcome = await session.hooks.run("UserPromptSubmit", {"prompt": prompt})
     refused = outcome.blocked or outcome.stop_turn
     # A refusal's reason is said once, in the line that says the prompt was not sent.
-    for notice in failure_notices(replace(outcome, notices=[]) if refused else outcome):
-        stored = await session.append(notice)
-        yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
+    notices = failure_notices(replace(outcome, notices=[]) if refused else outcome)
     if refused:
         text = outcome.stop_reason if outcome.stop_turn and not outcome.blocked else "; ".join(outcome.notices)
-        notice = SystemMessage(
-            subtype="informational",
-            content=f"The prompt was not sent: {text or 'a UserPromptSubmit hook refused it'}",
-            level="warning",
-        )
-        stored = await session.append(notice)
-        yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
+        notices.append(_warning(f"The prompt was not sent: {text or 'a UserPromptSubmit hook refused it'}"))
+    async for event in _shown(session, notices):
+        yield event
     yield outcome
 
 
@@ -90,20 +93,14 @@ async def stop_hooks(session: Session, blocks: int) -> AsyncIterator[AgentEvent 
         return
     summary = stop_hook_summary(outcome, tool_use_id=str(uuid.uuid4()))
     summary.content = _stop_summary_line(outcome, event)
-    stored = await session.append(summary)
-    yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
-    for notice in failure_notices(outcome):
-        stored = await session.append(notice)
-        yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
+    notices = [summary, *failure_notices(outcome)]
+    capped = outcome.blocked and not outcome.stop_turn and blocks >= MAX_STOP_HOOK_BLOCKS
+    if capped:
+        notices.append(_warning(f"{event} hooks sent the model back {blocks} times in a row; the turn ends here."))
+    async for item in _shown(session, notices):
+        yield item
     if outcome.blocked and not outcome.stop_turn:
-        if blocks >= MAX_STOP_HOOK_BLOCKS:
-            notice = SystemMessage(
-                subtype="informational",
-                content=f"{event} hooks sent the model back {blocks} times in a row; the turn ends here.",
-                level="warning",
-            )
-            stored = await session.append(notice)
-            yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
+        if capped:
             outcome.blocked = False
         else:
             for message in hook_messages(outcome):
@@ -126,9 +123,8 @@ async def pre_compact(session: Session, trigger: str, instructions: str | None) 
     outcome = await session.hooks.run(
         "PreCompact", {"trigger": kind, "custom_instructions": instructions or ""}, match=kind
     )
-    for notice in failure_notices(outcome):
-        stored = await session.append(notice)
-        yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
+    async for item in _shown(session, failure_notices(outcome)):
+        yield item
     yield outcome
 
 

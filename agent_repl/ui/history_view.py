@@ -164,7 +164,13 @@ def _api_error_text(metadata: dict[str, Any]) -> str:
     return f"{text}: {detail}" if detail else f"{text} (no error text recorded)"
 
 
-def _system_notice(message: SystemMessage) -> NoticeItem:
+def _system_notice(message: SystemMessage) -> NoticeItem | None:
+    if message.subtype == "stop_hook_summary" and not message.content:
+        # A Claude Code record: shown only when its hooks said something (a quiet Stop hook shows nothing).
+        errors = [str(e) for e in message.metadata.get("hookErrors") or []]
+        if not errors:
+            return None
+        return NoticeItem([message.uuid], text="Stop hook: " + "; ".join(errors), level="info")
     text = message.content or message.subtype.replace("_", " ")
     if message.subtype == "api_error" and not message.content:
         text = _api_error_text(message.metadata)

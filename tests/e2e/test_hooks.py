@@ -10,12 +10,14 @@ from typing import Any
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.events import LoopContinued, SystemMessageEvent, TurnEnded
 from agent_repl.core.loop import compact_now
+from agent_repl.core.loop_hooks import MAX_STOP_HOOK_BLOCKS
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 
 from .compaction_support import RICH_FILES, run, settings_for
 from .conftest import read_records
 from .hook_support import assert_documented_input, hook_script, hooks_setting, logged_inputs
+from .test_compaction import reading_steps
 
 
 def server_for(steps: list[dict[str, Any]]) -> EmulatorServer:
@@ -192,6 +194,24 @@ async def test_a_stop_hook_sends_the_model_back_once_and_the_second_stop_ends_th
     assert any(isinstance(e, SystemMessageEvent) and "sent the model back" in e.message.content for e in events)
 
 
+async def test_a_stop_hook_that_always_blocks_is_capped_and_the_turn_ends_with_a_warning(tmp_path):
+    command = hook_script(tmp_path / "hooks", "stop", 'print("not yet", file=sys.stderr)\nsys.exit(2)')
+    server = server_for([{"text": f"Done ({n})."} for n in range(MAX_STOP_HOOK_BLOCKS + 2)])
+    settings = settings_for(server, tmp_path, hooks=hooks_setting("Stop", command))
+    session = await open_session(settings, tmp_path)
+    try:
+        events = await run(session, "finish")
+    finally:
+        await close_session(session)
+        server.stop()
+    assert events[-1].reason == "completed" and events[-1].num_requests == MAX_STOP_HOOK_BLOCKS + 1
+    assert len([e for e in events if isinstance(e, LoopContinued)]) == MAX_STOP_HOOK_BLOCKS
+    warnings = [e.message.content for e in events if isinstance(e, SystemMessageEvent) and e.message.level == "warning"]
+    assert warnings == [f"Stop hooks sent the model back {MAX_STOP_HOOK_BLOCKS} times in a row; the turn ends here."]
+    # Exit code 2: stderr is what the model was told each time.
+    assert "not yet" in wire_text(bodies(server)[1]["messages"][-1])
+
+
 async def test_a_session_start_hook_puts_its_context_in_the_first_request(tmp_path):
     hooks = tmp_path / "hooks"
     context = 'print("Team rule: every change needs a test. Branch: feature/x")'
@@ -217,19 +237,10 @@ async def test_a_session_start_hook_puts_its_context_in_the_first_request(tmp_pa
     assert attachment["content"] == ["Team rule: every change needs a test. Branch: feature/x"]
 
 
-def reading_steps(turns: int) -> list[dict[str, Any]]:
-    steps: list[dict[str, Any]] = []
-    for turn in range(turns):
-        path = RICH_FILES[turn % len(RICH_FILES)]
-        steps.append({"text": f"Reading {path.name}.", "tools": [{"name": "Read", "input": {"file_path": str(path)}}]})
-        steps.append({"text": f"Read {path.name}; nothing odd."})
-    return [*steps, {"text": "Carrying on."}]
-
-
 async def test_pre_compact_output_follows_the_kept_messages_and_attachments_after_compaction(tmp_path):
     hooks = tmp_path / "hooks"
     command = hook_script(hooks, "precompact", 'print("Saved the open questions to notes/pre-compact.md")')
-    server = server_for(reading_steps(3))
+    server = server_for([*reading_steps(3), {"text": "Carrying on."}])
     settings = settings_for(server, tmp_path, api_compaction=False, hooks=hooks_setting("PreCompact", command))
     session = await open_session(settings, tmp_path)
     try:
