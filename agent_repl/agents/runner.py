@@ -137,6 +137,10 @@ class SubagentRunner:
         child.model_catalog = parent.model_catalog
         child.capabilities_checked = True
         child.mode = parent.mode
+        # Its stop runs SubagentStop hooks (not Stop); the parent's runner keeps /hooks' last results.
+        child.agent_id = agent_id
+        child.hooks = parent.hooks
+        child.start_source = None
         child.files = ReadLedger(seen=dict(parent.files.seen))
         if parent.file_history is not None:
             child.file_history = _Checkpoints(parent.file_history)

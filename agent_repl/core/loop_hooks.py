@@ -62,6 +62,9 @@ async def session_start(session: Session) -> AsyncIterator[AgentEvent]:
 
 async def prompt_submit(session: Session, prompt: str) -> AsyncIterator[AgentEvent | HookOutcome]:
     """UserPromptSubmit, before the prompt is kept; the last item is the outcome."""
+    if session.agent_id:  # a sub-agent's prompt comes from the model, not the user
+        yield HookOutcome("UserPromptSubmit")
+        return
     outcome = await session.hooks.run("UserPromptSubmit", {"prompt": prompt})
     refused = outcome.blocked or outcome.stop_turn
     # A refusal's reason is said once, in the line that says the prompt was not sent.

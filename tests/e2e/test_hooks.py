@@ -302,3 +302,34 @@ async def test_hook_records_load_back_and_send_the_same_bytes(tmp_path):
     # The resumed request starts with the same bytes; the resume ran SessionStart:resume too.
     assert json.dumps(second["messages"][0]["content"][:3]) == json.dumps(first["messages"][0]["content"][:3])
     assert Path(tmp_path / "hooks" / "inputs.jsonl").read_text().count('"source": "resume"') == 1
+
+
+async def test_a_sub_agent_stop_runs_subagent_stop_hooks_and_the_main_stop_runs_stop(tmp_path):
+    hooks = tmp_path / "hooks"
+    stop = hook_script(hooks, "stop", "pass")
+    sub_stop = hook_script(hooks, "substop", 'if not data["stop_hook_active"]:\n'
+                           '    print(json.dumps({"decision": "block", "reason": "cite the file"}))')
+    main = [{"tools": [{"name": "Task", "input": {"description": "Look", "prompt": "AGENT-S: find the TODO"}}]},
+            {"text": "The sub-agent found it."}]
+    agents = [{"prompt": "AGENT-S", "steps": [{"text": "There is a TODO."}, {"text": "There is a TODO in app.py."}]}]
+    server = EmulatorServer(policy=ScriptPolicy({"steps": main, "agents": agents})).start()
+    settings_hooks = {**hooks_setting("Stop", stop), **hooks_setting("SubagentStop", sub_stop),
+                      **hooks_setting("UserPromptSubmit", stop)}
+    settings = settings_for(server, tmp_path, web_tools=False, hooks=settings_hooks)
+    session = await open_session(settings, tmp_path)
+    try:
+        events = await run(session, "look for TODOs")
+    finally:
+        await close_session(session)
+        server.stop()
+    assert events[-1].reason == "completed"
+    inputs = logged_inputs(hooks)
+    for data in inputs:
+        assert_documented_input(data)
+    # The user's prompt once (not the sub-agent's), the sub-agent's two stops, then the main stop.
+    assert [i["hook_event_name"] for i in inputs] == ["UserPromptSubmit", "SubagentStop", "SubagentStop", "Stop"]
+    first, second = inputs[1], inputs[2]
+    assert [first["stop_hook_active"], second["stop_hook_active"]] == [False, True]
+    assert first["agent_id"] and first["agent_transcript_path"].endswith(f"agent-{first['agent_id']}.jsonl")
+    result = next(m for m in session.messages if m.type == "user" and m.tool_results())
+    assert "There is a TODO in app.py." in result.tool_results()[0].text()
