@@ -25,13 +25,13 @@ from agent_repl.core.hook_records import failure_notices, hook_messages, stop_ho
 from agent_repl.core.messages import SystemMessage
 
 if TYPE_CHECKING:
-    from agent_repl.core.turn_session import TurnSession as Session
+    from agent_repl.core.turn_session import TurnSession
 
 # A Stop hook may send the model back this many times in a row in one turn; then the turn ends.
 MAX_STOP_HOOK_BLOCKS = 5
 
 
-async def _shown(session: Session, notices: list[SystemMessage]) -> AsyncIterator[AgentEvent]:
+async def _shown(session: TurnSession, notices: list[SystemMessage]) -> AsyncIterator[AgentEvent]:
     for notice in notices:
         stored = await session.append(notice)
         yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
@@ -41,7 +41,7 @@ def _warning(text: str) -> SystemMessage:
     return SystemMessage(subtype="informational", content=text, level="warning")
 
 
-async def record_outcome(session: Session, outcome: HookOutcome, *, tool_use_id: str | None = None) -> AsyncIterator[AgentEvent]:
+async def record_outcome(session: TurnSession, outcome: HookOutcome, *, tool_use_id: str | None = None) -> AsyncIterator[AgentEvent]:
     """The user's lines (failures, system messages) and the model's entries (feedback, context)."""
     async for event in _shown(session, failure_notices(outcome)):
         yield event
@@ -49,7 +49,7 @@ async def record_outcome(session: Session, outcome: HookOutcome, *, tool_use_id:
         await session.append(message)
 
 
-async def session_start(session: Session) -> AsyncIterator[AgentEvent]:
+async def session_start(session: TurnSession) -> AsyncIterator[AgentEvent]:
     """On a session's first turn: its SessionStart hooks (source startup, resume or clear)."""
     source = session.start_source
     if source is None:
@@ -60,7 +60,7 @@ async def session_start(session: Session) -> AsyncIterator[AgentEvent]:
         yield event
 
 
-async def prompt_submit(session: Session, prompt: str) -> AsyncIterator[AgentEvent | HookOutcome]:
+async def prompt_submit(session: TurnSession, prompt: str) -> AsyncIterator[AgentEvent | HookOutcome]:
     """UserPromptSubmit, before the prompt is kept; the last item is the outcome."""
     if session.agent_id:  # a sub-agent's prompt comes from the model, not the user
         yield HookOutcome("UserPromptSubmit")
@@ -77,13 +77,13 @@ async def prompt_submit(session: Session, prompt: str) -> AsyncIterator[AgentEve
     yield outcome
 
 
-async def prompt_context(session: Session, outcome: HookOutcome) -> None:
+async def prompt_context(session: TurnSession, outcome: HookOutcome) -> None:
     """UserPromptSubmit context, after the prompt it is about."""
     for message in hook_messages(outcome):
         await session.append(message)
 
 
-async def stop_hooks(session: Session, blocks: int) -> AsyncIterator[AgentEvent | HookOutcome]:
+async def stop_hooks(session: TurnSession, blocks: int) -> AsyncIterator[AgentEvent | HookOutcome]:
     """The Stop (or, in a sub-agent, SubagentStop) hooks of a model that wants to end its turn;
     the last item is their outcome. `blocks` is how many times they sent it back this turn."""
     event = "SubagentStop" if session.agent_id else "Stop"
@@ -120,7 +120,7 @@ def _stop_summary_line(outcome: HookOutcome, event: str) -> str:
     return f"{count} ran"
 
 
-async def pre_compact(session: Session, trigger: str, instructions: str | None) -> AsyncIterator[AgentEvent | HookOutcome]:
+async def pre_compact(session: TurnSession, trigger: str, instructions: str | None) -> AsyncIterator[AgentEvent | HookOutcome]:
     """PreCompact before the summary request (a reactive compaction is an automatic one)."""
     kind = "manual" if trigger == "manual" else "auto"
     outcome = await session.hooks.run(
@@ -131,7 +131,7 @@ async def pre_compact(session: Session, trigger: str, instructions: str | None) 
     yield outcome
 
 
-async def after_compact(session: Session, pre: HookOutcome) -> AsyncIterator[AgentEvent]:
+async def after_compact(session: TurnSession, pre: HookOutcome) -> AsyncIterator[AgentEvent]:
     """After boundary, summary, kept messages and attachments: the PreCompact hooks' results,
     then SessionStart:compact context."""
     for message in hook_messages(pre):
@@ -141,7 +141,7 @@ async def after_compact(session: Session, pre: HookOutcome) -> AsyncIterator[Age
         yield event
 
 
-async def notify(session: Session, message: str, notification_type: str) -> None:
+async def notify(session: TurnSession, message: str, notification_type: str) -> None:
     """Notification hooks (a permission prompt is waiting); their failures wait for the next notice."""
     outcome = await session.hooks.run(
         "Notification", {"message": message, "notification_type": notification_type}, match=notification_type
@@ -149,7 +149,7 @@ async def notify(session: Session, message: str, notification_type: str) -> None
     session.pending_notices.extend(outcome.failures)
 
 
-async def session_end(session: Session, reason: str) -> None:
+async def session_end(session: TurnSession, reason: str) -> None:
     """SessionEnd as the session closes; nothing can stop it, and a failure is kept in the transcript."""
     outcome = await session.hooks.run("SessionEnd", {"reason": reason}, match=reason)
     for notice in failure_notices(outcome):
