@@ -24,6 +24,8 @@ from agent_repl.core.visible import show_controls
 from agent_repl.ui.launcher import Launcher, LaunchError, warm_sdk_in_background
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.screens.permission import PermissionAsker
+from agent_repl.ui.second_press import SECOND_PRESS_WINDOW, SecondPress
+from agent_repl.ui.session_display import SessionDisplay
 from agent_repl.ui.widgets.conversation import DEFAULT_MAX_LINES, Conversation
 from agent_repl.ui.widgets.prompt_input import PromptInput
 from agent_repl.ui.widgets.status_line import StatusLine, WorkingIndicator
@@ -32,13 +34,11 @@ from agent_repl.ui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
     from agent_repl.commands.registry import CommandRegistry, SessionHolder
-    from agent_repl.commands.results import CommandResult, EditorRequest
+    from agent_repl.commands.results import CommandResult
     from agent_repl.core.events import AgentEvent
     from agent_repl.core.permissions import Answer, PermissionRequest
     from agent_repl.core.session import Session
 
-# A second Ctrl+C within this many seconds exits.
-EXIT_PRESS_WINDOW = 2.0
 # Commands that change the session or its view are queued behind the running turn; others answer at once.
 NOT_DURING_A_TURN = {"clear", "resume", "snip", "model", "compact", "uncompact", "rewind"}
 # Commands that can take a while show the working indicator.
@@ -112,8 +112,8 @@ class AgentApp(App[int]):
         self.turn_running = False
         # A turn or a queued command is running: the next queued line waits for it.
         self.busy = False
-        self._last_ctrl_c: float | None = None
-        self._last_escape: float | None = None
+        self._ctrl_c = SecondPress(clock)
+        self._escape = SecondPress(clock)
         self._sdk_ready: asyncio.Future | None = None
         self.permission_asker = PermissionAsker(self, launcher.cwd, self._notify)
         # Not `_closed`: Textual's message pump uses that name, and setting it drops every later message.
@@ -187,7 +187,7 @@ class AgentApp(App[int]):
         self.prompt.prompt_history = PromptHistory(
             history_path(session.settings.home, session.cwd), redactor=session.redactor
         ).load()
-        await self.show_session(session)
+        await self.session_display.show(session)
         for notice in self.launcher.notices:
             await self.conversation.add_notice(notice, "info")
         if self.warm_client:
@@ -206,42 +206,9 @@ class AgentApp(App[int]):
     async def _reopen(self, resume, previous: Session) -> Session:
         return await self.launcher.reopen(resume, previous, self.ask_permission)
 
-    async def show_session(self, session: Session) -> None:
-        from agent_repl.transcript.sidechain import subagent_histories
-        from agent_repl.ui.history_view import ViewMarks
-        from agent_repl.ui.session_info import last_request_usage, pipeline_state
-
-        state = pipeline_state(session)
-        path = session.sink.path
-        subagents = await asyncio.to_thread(subagent_histories, Path(path), session.messages) if path else {}
-        await self.conversation.load(session.messages, ViewMarks.from_state(state), subagents)
-        if not self.conversation.view.items:
-            await self.conversation.add_notice(
-                f"agent-repl in {session.cwd} · /help lists commands and keys · Enter sends, Ctrl+J adds a line, "
-                "Esc interrupts, Ctrl+C twice exits",
-                "info",
-            )
-        usage = last_request_usage(session.messages)
-        total = usage.total_input() if usage else 0
-        self.status.set_session(
-            model=session.model,
-            context_window=state.config.context_window,
-            effective_window=state.config.effective_window,
-            context_tokens=0,
-            cost_usd=session.cost_total_usd,
-            session_label=session.session_id[:8],
-            cache_read_share=(usage.cache_read_input_tokens / total) if usage and total else None,
-        )
-        self.refresh_context_figure()
-        self.show_mode()
-        self.show_todos(session)
-
-    def show_todos(self, session: Session) -> None:
-        from agent_repl.core.todos import latest_todos
-        from agent_repl.ui.session_info import pipeline_state
-
-        rewound = pipeline_state(session).rewound
-        self.todos.show(latest_todos(m for m in session.messages if m.uuid not in rewound))
+    @property
+    def session_display(self) -> SessionDisplay:
+        return SessionDisplay(self.conversation, self.status, self.todos)
 
     # -- input ---------------------------------------------------------------------------------
 
@@ -266,13 +233,7 @@ class AgentApp(App[int]):
     def on_prompt_input_mode_cycle_requested(self, event: PromptInput.ModeCycleRequested) -> None:
         if self.session is not None:
             self.session.mode.cycle()
-            self.show_mode()
-
-    def show_mode(self) -> None:
-        from agent_repl.core.permission_mode import MODE_LABELS
-
-        if self.session is not None:
-            self.status.set_mode(MODE_LABELS[self.session.permission_mode])
+            self.session_display.show_mode(self.session)
 
     def on_prompt_input_completions_shown(self, event: PromptInput.CompletionsShown) -> None:
         shown = "  ".join(show_controls(c, newlines=False) for c in event.candidates[:20])
@@ -330,9 +291,9 @@ class AgentApp(App[int]):
 
         match message.event:
             case PermissionModeChanged():
-                self.show_mode()
+                self.session_display.show_mode(session)
             case ToolResultEvent(name="TodoWrite"):
-                self.show_todos(session)
+                self.session_display.show_todos(session)
         self.status.apply(message.event, cost_usd=session.cost_total_usd)
         self.working.apply(message.event)
 
@@ -342,28 +303,9 @@ class AgentApp(App[int]):
         self.working.stop()
         if self.session is not None:
             await self.conversation.add_messages(self.session.messages)
-            self.refresh_marks()
-            self.refresh_context_figure()
+            self.session_display.refresh_marks(self.session)
+            self.session_display.refresh_context_figure(self.session)
         self._next_pending()
-
-    def refresh_context_figure(self) -> None:
-        """The status line's context figure, from the dry-run projection /context shows as well."""
-        from agent_repl.context.report import context_usage
-
-        if self.session is None:
-            return
-        try:
-            usage = context_usage(self.session)
-        except TypeError:  # a session without the context pipeline keeps the last reported figure
-            return
-        self.status.set_context(usage.used_tokens, usage.context_window, usage.effective_window)
-
-    def refresh_marks(self) -> None:
-        from agent_repl.ui.history_view import ViewMarks
-        from agent_repl.ui.session_info import pipeline_state
-
-        if self.session is not None:
-            self.conversation.apply_marks(ViewMarks.from_state(pipeline_state(self.session)))
 
     # -- commands --------------------------------------------------------------------------------
 
@@ -399,8 +341,9 @@ class AgentApp(App[int]):
 
     async def show_result(self, line: str, result: CommandResult) -> None:
         from agent_repl.commands import results as r
+        from agent_repl.ui.editor import open_in_editor
         from agent_repl.ui.render import render_result
-        from agent_repl.ui.screens.pickers import ResumePicker, SnipPicker
+        from agent_repl.ui.screens.choices import picker_for
 
         command = line.split()[0]
         if isinstance(result, r.ExitRequest):
@@ -409,61 +352,30 @@ class AgentApp(App[int]):
         if isinstance(result, r.PromptRequest):
             self.pending.insert(0, result.prompt)  # sent as the next turn, once this command is done
         if isinstance(result, r.EditorRequest):
-            result = self._edit_files(result)
-        if isinstance(result, r.ResumeChoices):
-            picker = ResumePicker(result.sessions, result.current_id, now=self.now() if self.now else None)
-            self.push_screen(picker, callback=lambda path: self._pick("/resume", path))
-            return
-        if isinstance(result, r.RewindChoices):
-            from agent_repl.ui.screens.rewind import RewindPicker
-
-            self.push_screen(RewindPicker(result.targets), callback=lambda uuid: self._pick("/rewind", uuid))
-            return
-        if isinstance(result, r.RewindOptions):
-            from agent_repl.ui.screens.rewind import RewindOptionsScreen
-
-            self.push_screen(RewindOptionsScreen(result.target), callback=lambda choice: self._pick("/rewind", choice))
-            return
-        if isinstance(result, r.SnipChoices):
-            if not result.items:
-                await self.conversation.add_output(command, render_result(result))
-                return
-            self.push_screen(SnipPicker(result.items), callback=lambda span: self._pick("/snip", span))
+            result = open_in_editor(result, self.suspend)
+        now = self.now() if self.now else None
+        picker = picker_for(result, now)
+        if picker is not None:
+            then, screen = picker
+            self.push_screen(screen, callback=lambda choice: self._pick(then, choice))
             return
         session = self.session
         if isinstance(result, r.SessionSwitched) and session is not None:
-            await self.show_session(session)
+            await self.session_display.show(session)
         elif session is not None:
-            # /snip, /compact and /uncompact change what the model sees, not the history: re-mark it.
             await self.conversation.add_messages(session.messages)
-            self.refresh_marks()
+            self.session_display.refresh_marks(session)
         if isinstance(result, r.RewindDone) and session is not None:
-            self.show_todos(session)
+            self.session_display.show_todos(session)
             if result.prompt_text and not self.prompt.text:
                 self.prompt.load_text(result.prompt_text)
                 self.prompt.move_cursor(self.prompt.document.end)
         if isinstance(result, r.ModelReport) and session is not None:
             self.status.model = session.model
         if session is not None and not self.turn_running:
-            self.refresh_context_figure()  # /snip, /compact, /uncompact, /model change the view's size
-        await self.conversation.add_output(
-            command, render_result(result, now=self.now() if self.now else None)
-        )
-
-    def _edit_files(self, request: EditorRequest) -> CommandResult:
-        """Hand the terminal to the editor until it exits (as `git commit` does)."""
-        import subprocess
-
-        from textual.app import SuspendNotSupported
-
-        from agent_repl.commands import results as r
-
-        try:
-            with self.suspend():
-                subprocess.run([*request.command, *request.paths], check=False)
-        except (OSError, SuspendNotSupported) as exc:
-            return r.TextOutput(f"cannot open {request.command[0]}: {exc}", level="error")
-        return request
+            # /snip, /compact, /uncompact and /model change the view's size.
+            self.session_display.refresh_context_figure(session)
+        await self.conversation.add_output(command, render_result(result, now=now))
 
     def _pick(self, command: str, argument: str | None) -> None:
         if argument:
@@ -512,33 +424,28 @@ class AgentApp(App[int]):
             return
         self.set_hint("")
         self.prompt.focus()
-        now = self.clock()
         if self.prompt.text.strip() or self.holder is None:
-            self._last_escape = None
+            self._escape.reset()
             return
-        if self._last_escape is not None and now - self._last_escape <= EXIT_PRESS_WINDOW:
-            self._last_escape = None
+        if self._escape.press():
             self.pending.append("/rewind")
             self._next_pending()
             return
-        self._last_escape = now
         self.set_hint("press Esc again to rewind to an earlier prompt")
 
     async def action_ctrl_c(self) -> None:
         """As in Claude Code: interrupt a running turn, else clear the input, else twice to exit."""
         if self.turn_running:
-            self._last_ctrl_c = None
+            self._ctrl_c.reset()
             self.action_interrupt()
             return
-        now = self.clock()
-        if self._last_ctrl_c is not None and now - self._last_ctrl_c <= EXIT_PRESS_WINDOW:
+        if self._ctrl_c.press():
             await self.action_quit()
             return
-        self._last_ctrl_c = now
         if self.prompt.text:
             self.prompt.load_text("")
         self.set_hint("press Ctrl+C again to exit")
-        self.set_timer(EXIT_PRESS_WINDOW, lambda: self.set_hint(""))
+        self.set_timer(SECOND_PRESS_WINDOW, lambda: self.set_hint(""))
 
     async def action_quit(self) -> None:
         await self.shutdown()

@@ -57,6 +57,7 @@ from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.transcript.sessions import message_count
 from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete
+from agent_repl.ui.editor import open_in_editor
 from agent_repl.ui.pastes import PastedTexts
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.render import render_result
@@ -368,16 +369,6 @@ def paste_bindings(pastes: PastedTexts) -> KeyBindings:
     return bindings
 
 
-def _edit_files(request: r.EditorRequest) -> r.CommandResult:
-    import subprocess
-
-    try:
-        subprocess.run([*request.command, *request.paths], check=False)
-    except OSError as exc:
-        return r.TextOutput(f"cannot open {request.command[0]}: {exc.strerror or exc}", level="error")
-    return request
-
-
 async def _choose(prompt: PromptSession, question: str) -> str:
     try:
         return (await prompt.prompt_async(question)).strip()
@@ -477,7 +468,7 @@ async def run_inline(
                 if isinstance(result, r.ExitRequest):
                     break
                 if isinstance(result, r.EditorRequest):
-                    result = _edit_files(result)
+                    result = open_in_editor(result)
                 console.print(render_result(result))
                 if isinstance(result, r.PromptRequest):
                     pending = result.prompt

@@ -304,7 +304,7 @@ async def test_entries_inside_a_committed_collapse_are_marked(tmp_path):
         await wait_for(pilot, lambda: "SessionReady" in names(seen))
         state = app.session.projector.state
         state.collapse.owner.update({"u2": "c1", "a3": "c1"})
-        app.refresh_marks()
+        app.session_display.refresh_marks(app.session)
         await pilot.pause()
         marked = [w for w in app.conversation.children if getattr(w, "mark", None) == "collapsed"]
         assert [w.item.key for w in marked] == ["u2", "a3"]

@@ -1,0 +1,84 @@
+"""What the full-screen app shows of a session outside a turn's events: its history in the
+conversation, its figures in the status line, its mode and its todo list."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agent_repl.ui.widgets.conversation import Conversation
+from agent_repl.ui.widgets.status_line import StatusLine
+from agent_repl.ui.widgets.todo_panel import TodoPanel
+
+if TYPE_CHECKING:
+    from agent_repl.core.session import Session
+
+WELCOME = (
+    "agent-repl in {cwd} · /help lists commands and keys · Enter sends, Ctrl+J adds a line, "
+    "Esc interrupts, Ctrl+C twice exits"
+)
+
+
+@dataclass
+class SessionDisplay:
+    conversation: Conversation
+    status: StatusLine
+    todos: TodoPanel
+
+    async def show(self, session: Session) -> None:
+        """A session just opened, resumed or switched to: its whole history and its figures."""
+        from agent_repl.transcript.sidechain import subagent_histories
+        from agent_repl.ui.history_view import ViewMarks
+        from agent_repl.ui.session_info import last_request_usage, pipeline_state
+
+        state = pipeline_state(session)
+        path = session.sink.path
+        subagents = await asyncio.to_thread(subagent_histories, Path(path), session.messages) if path else {}
+        await self.conversation.load(session.messages, ViewMarks.from_state(state), subagents)
+        if not self.conversation.view.items:
+            await self.conversation.add_notice(WELCOME.format(cwd=session.cwd), "info")
+        usage = last_request_usage(session.messages)
+        total = usage.total_input() if usage else 0
+        self.status.set_session(
+            model=session.model,
+            context_window=state.config.context_window,
+            effective_window=state.config.effective_window,
+            context_tokens=0,
+            cost_usd=session.cost_total_usd,
+            session_label=session.session_id[:8],
+            cache_read_share=(usage.cache_read_input_tokens / total) if usage and total else None,
+        )
+        self.refresh_context_figure(session)
+        self.show_mode(session)
+        self.show_todos(session)
+
+    def show_todos(self, session: Session) -> None:
+        from agent_repl.core.todos import latest_todos
+        from agent_repl.ui.session_info import pipeline_state
+
+        rewound = pipeline_state(session).rewound
+        self.todos.show(latest_todos(m for m in session.messages if m.uuid not in rewound))
+
+    def show_mode(self, session: Session) -> None:
+        from agent_repl.core.permission_mode import MODE_LABELS
+
+        self.status.set_mode(MODE_LABELS[session.permission_mode])
+
+    def refresh_context_figure(self, session: Session) -> None:
+        """The status line's context figure, from the dry-run projection /context shows as well."""
+        from agent_repl.context.report import context_usage
+
+        try:
+            usage = context_usage(session)
+        except TypeError:  # a session without the context pipeline keeps the last reported figure
+            return
+        self.status.set_context(usage.used_tokens, usage.context_window, usage.effective_window)
+
+    def refresh_marks(self, session: Session) -> None:
+        """Snip, compaction and rewind change what the model sees, not the history: re-mark it."""
+        from agent_repl.ui.history_view import ViewMarks
+        from agent_repl.ui.session_info import pipeline_state
+
+        self.conversation.apply_marks(ViewMarks.from_state(pipeline_state(session)))
