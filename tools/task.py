@@ -1,20 +1,19 @@
 """Task: the model starts a sub-agent for one task and gets its final answer back (SPEC R8.1).
 
-The tool runs nothing itself: the session puts the sub-agent runner (agent_repl.agents) in the
-shared tool state, as it does the snip callback, and the tool hands the call over. The runner
+The tool runs nothing itself: the session lends it the sub-agent runner (agent_repl.agents) as a
+port (`ctx.ports.subagents`), as it does the snip callback, and the tool hands the call over. The runner
 is also what lists the agent types in this tool's description, once, at start.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs
 
-TASK_STATE_KEY = "task"
 TASK_TOOL_NAME = "Task"
 
 
@@ -22,10 +21,6 @@ class TaskArgs(ToolArgs):
     description: str = Field(min_length=1, description="A short (3-5 word) description of the task")
     prompt: str = Field(min_length=1, description="The task for the agent to perform")
     subagent_type: str | None = Field(default=None, description="The type of agent to use for this task")
-
-
-class SubagentStarter(Protocol):
-    async def run_task(self, args: TaskArgs, ctx: ToolContext) -> ToolOutput: ...
 
 
 class Task(Tool):
@@ -43,7 +38,7 @@ class Task(Tool):
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, TaskArgs)
-        starter = ctx.state.get(TASK_STATE_KEY)
+        starter = ctx.ports.subagents
         if starter is None:
             return ToolOutput.error("Error: sub-agents are not available in this session.")
         return await starter.run_task(args, ctx)

@@ -47,11 +47,11 @@ from agent_repl.core.persisted_output import ensure_private_dir
 from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import environment_section
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput
+from agent_repl.core.tool import TaskRequest, Tool, ToolContext, ToolOutput
 from agent_repl.transcript.convert import usage_to_json
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.writer import TranscriptWriter
-from tools.task import TASK_STATE_KEY, Task, TaskArgs
+from tools.task import Task
 
 INTERRUPTED = "[Request interrupted by user: the sub-agent was stopped before it finished]"
 
@@ -84,7 +84,7 @@ def usage_total(usage: Usage) -> int:
 
 
 class SubagentRunner:
-    """Starts the sub-agents of one session; the Task tool finds it in the session's tool state."""
+    """Starts the sub-agents of one session; the Task tool finds it among the session's tool ports."""
 
     def __init__(
         self,
@@ -103,7 +103,7 @@ class SubagentRunner:
         self.default_tools = default_tools(parent.settings)
 
     def install(self) -> None:
-        self.parent.tool_state[TASK_STATE_KEY] = self
+        self.parent.tool_ports.subagents = self
 
     def tools_for(self, definition: AgentDefinition) -> list[Tool]:
         names = tool_names_for(definition, list(self.parent.tools), default=self.default_tools)
@@ -149,14 +149,14 @@ class SubagentRunner:
             install_snip(child, pipeline)
         return child
 
-    def _write_meta(self, agent_id: str, definition: AgentDefinition, args: TaskArgs, tool_use_id: str) -> None:
+    def _write_meta(self, agent_id: str, definition: AgentDefinition, args: TaskRequest, tool_use_id: str) -> None:
         """Claude Code's sidecar: which Task call started this sub-agent (claude-code-log links by it)."""
         directory = ensure_private_dir(self.paths.subagents_dir)
         meta = {"agentType": definition.name, "description": args.description, "toolUseId": tool_use_id}
         path: Path = directory / f"agent-{agent_id}.meta.json"
         path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
 
-    async def run_task(self, args: TaskArgs, ctx: ToolContext) -> ToolOutput:
+    async def run_task(self, args: TaskRequest, ctx: ToolContext) -> ToolOutput:
         definition = self.catalog.get(args.subagent_type)
         if definition is None:
             known = ", ".join(sorted(self.catalog.definitions))
@@ -182,7 +182,7 @@ class SubagentRunner:
         await cancelled.wait()
         child.interrupt()
 
-    async def _run(self, child: Session, agent_id: str, args: TaskArgs, ctx: ToolContext, started: float) -> ToolOutput:
+    async def _run(self, child: Session, agent_id: str, args: TaskRequest, ctx: ToolContext, started: float) -> ToolOutput:
         ended: TurnEnded | None = None
         errors: list[str] = []
         tool_uses = 0

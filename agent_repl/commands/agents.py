@@ -5,7 +5,6 @@ from __future__ import annotations
 from agent_repl.agents.definitions import PROJECT_DIRS, tool_names_for
 from agent_repl.commands.registry import CommandContext
 from agent_repl.commands.results import AgentRow, AgentsReport, CommandResult
-from tools.task import TASK_STATE_KEY
 
 DEFINE_HINT = (
     "define more as Markdown files with front matter (name, description, tools, model) in "
@@ -14,9 +13,11 @@ DEFINE_HINT = (
 
 
 async def agents_command(ctx: CommandContext, args: str) -> CommandResult:
+    from agent_repl.agents.runner import SubagentRunner
+
     session = ctx.session
-    runner = session.tool_state.get(TASK_STATE_KEY)
-    if runner is None:
+    runner = session.tool_ports.subagents
+    if not isinstance(runner, SubagentRunner):
         return AgentsReport(agents=[], problems=["sub-agents are not available in this session"], hint=DEFINE_HINT)
     names = list(session.tools)
     rows = [

@@ -44,11 +44,32 @@ class SnipOutcome(Protocol):
 SnipCallback = Callable[[str, str | None, str | None], Awaitable[SnipOutcome]]
 
 
+class TaskRequest(Protocol):
+    """What a Task call asks for (tools.task.TaskArgs)."""
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def prompt(self) -> str: ...
+
+    @property
+    def subagent_type(self) -> str | None: ...
+
+
+class SubagentStarter(Protocol):
+    """Runs a Task call's sub-agent to its final answer (agent_repl.agents.runner.SubagentRunner)."""
+
+    async def run_task(self, args: TaskRequest, ctx: ToolContext) -> ToolOutput: ...
+
+
 @dataclass
 class ToolPorts:
-    """What the session lends its tools beyond files and processes (the context pipeline's snip)."""
+    """What the session lends its tools beyond files and processes: the context pipeline's snip
+    (for Snip) and the sub-agent runner (for Task)."""
 
     snip: SnipCallback | None = None
+    subagents: SubagentStarter | None = None
 
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000

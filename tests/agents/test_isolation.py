@@ -18,7 +18,6 @@ import rich
 from agent_repl.bootstrap import close_session
 from agent_repl.core.events import CompactionFinished
 from agent_repl.core.session import Session
-from tools.task import TASK_STATE_KEY
 
 from .support import bodies, emulator, read_jsonl, run, session_on, wire_tool_ids
 
@@ -72,7 +71,8 @@ async def test_sub_agent_results_stay_out_of_the_main_registry_and_its_compactio
     config = session.projector.state.config  # type: ignore[attr-defined]
     # Delete from the cache after a few results, so the main registry is in use before the Task.
     config.cached_trigger, config.cached_keep = 2, 1
-    runner = session.tool_state[TASK_STATE_KEY]
+    runner = session.tool_ports.subagents
+    assert runner is not None
     snapshots: list[dict[str, Any]] = []
     run_task = runner.run_task
 
