@@ -14,6 +14,8 @@ from agent_repl.emulator.blocks import content_blocks, system_blocks
 
 _PLEASE = r"^(?:please\s+|can you\s+|could you\s+)?"
 _QUOTED = r"[`'\"]?"
+# An optional "in PATH" closing a search request.
+_IN_PATH = r"(?:\s+in\s+" + _QUOTED + r"(?P<path>[^\s`'\"]+)" + _QUOTED + r")?\s*[.!?]?$"
 _WORKING_DIRECTORY = re.compile(r"^\s*Working directory:\s*(\S.*?)\s*$", re.MULTILINE)
 
 _BASH = re.compile(
@@ -35,11 +37,7 @@ _GREP = re.compile(
     + _QUOTED
     + r"(?P<pattern>.+?)"
     + _QUOTED
-    + r"(?:\s+in\s+"
-    + _QUOTED
-    + r"(?P<path>[^\s`'\"]+)"
-    + _QUOTED
-    + r")?\s*[.!?]?$",
+    + _IN_PATH,
     re.I,
 )
 _GLOB = re.compile(
@@ -49,11 +47,7 @@ _GLOB = re.compile(
     + r"(?P<pattern>[^\s`'\"]+)"
     + _QUOTED
     + r"(?:\s+files)?"
-    + r"(?:\s+in\s+"
-    + _QUOTED
-    + r"(?P<path>[^\s`'\"]+)"
-    + _QUOTED
-    + r")?\s*[.!?]?$",
+    + _IN_PATH,
     re.I,
 )
 _OVERVIEW = re.compile(

@@ -17,8 +17,10 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent_repl.core.diffs import FileChange
+from agent_repl.core.permission_mode import PlanProposal
 from agent_repl.core.permissions import Answer, Decision, PermissionRequest
 from agent_repl.core.visible import show_controls
+from agent_repl.ui.screens.option_picker import focus_options_once_mounted
 from agent_repl.ui.tool_views import diff_summary, render_hunks
 
 
@@ -65,13 +67,7 @@ class ChoiceScreen(ModalScreen[Answer]):
             yield feedback
 
     def on_mount(self) -> None:
-        # Children composed inside a container may mount after the screen does: wait for a refresh.
-        self.call_after_refresh(self._focus_options)
-
-    def _focus_options(self) -> None:
-        options = self.query_one(OptionList)
-        options.highlighted = 0
-        options.focus()
+        focus_options_once_mounted(self)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -138,7 +134,8 @@ class EditPermissionScreen(ChoiceScreen):
 
 class PlanApprovalScreen(ChoiceScreen):
     def body(self) -> ComposeResult:
-        plan = str(getattr(self.request.preview, "plan", "") or "")
+        preview = self.request.preview
+        plan = preview.plan if isinstance(preview, PlanProposal) else ""
         yield Static(Text("Here is the plan. Proceed?", style="bold"), id="permission-title")
         with VerticalScroll(id="permission-diff"):
             yield Static(Markdown(show_controls(plan)), id="permission-plan")

@@ -20,13 +20,12 @@ from textual.widgets.selection_list import Selection
 from agent_repl.context.snip import SnippableMessage
 from agent_repl.transcript.sessions import SessionInfo
 from agent_repl.ui.render import session_row, snippable_row
+from agent_repl.ui.screens.option_picker import OptionPicker
 
 
-class ResumePicker(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-
+class ResumePicker(OptionPicker):
     def __init__(self, sessions: list[SessionInfo], current_id: str, *, now: datetime | None = None) -> None:
-        super().__init__(classes="picker")
+        super().__init__()
         self.sessions = sessions
         self.current_id = current_id
         self.now = now or datetime.now(UTC)
@@ -58,13 +57,6 @@ class ResumePicker(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id or None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
 
 class SnipPicker(ModalScreen[str | None]):

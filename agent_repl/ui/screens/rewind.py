@@ -8,21 +8,18 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent_repl.context.rewind import BASH_NOT_TRACKED, RewindTarget
 from agent_repl.ui.render import prompt_line, rewind_files_note
+from agent_repl.ui.screens.option_picker import OptionPicker, focus_options_once_mounted
 
 
-class RewindPicker(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-
+class RewindPicker(OptionPicker):
     def __init__(self, targets: list[RewindTarget]) -> None:
-        super().__init__(classes="picker")
+        super().__init__()
         self.targets = targets
 
     def compose(self) -> ComposeResult:
@@ -43,28 +40,12 @@ class RewindPicker(ModalScreen[str | None]):
             yield OptionList(*options, id="rewind-options")
 
     def on_mount(self) -> None:
-        # Children composed inside a container may mount after the screen does: wait for a refresh.
-        self.call_after_refresh(self._focus_options)
-
-    def _focus_options(self) -> None:
-        options = self.query_one(OptionList)
-        if self.targets:
-            options.highlighted = len(self.targets) - 1
-        options.focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id or None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        focus_options_once_mounted(self, len(self.targets) - 1 if self.targets else None)
 
 
-class RewindOptionsScreen(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
-
+class RewindOptionsScreen(OptionPicker):
     def __init__(self, target: RewindTarget) -> None:
-        super().__init__(classes="picker")
+        super().__init__()
         self.target = target
 
     def compose(self) -> ComposeResult:
@@ -82,16 +63,4 @@ class RewindOptionsScreen(ModalScreen[str | None]):
             )
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._focus_options)
-
-    def _focus_options(self) -> None:
-        options = self.query_one(OptionList)
-        options.highlighted = 0
-        options.focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(event.option.id or None)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+        focus_options_once_mounted(self)
