@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from rich.console import Group, RenderableType
+from rich.console import Group, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -241,15 +241,16 @@ def render_context(report: Any) -> RenderableType:
             header_style="bold",
             pad_edge=False,
         )
-        for column, justify in (
+        columns: tuple[tuple[str, JustifyMethod], ...] = (
             ("stage", "left"),
             ("before", "right"),
             ("after", "right"),
             ("saved", "right"),
             ("items", "right"),
             ("detail", "left"),
-        ):
-            stages.add_column(column, justify=justify)  # type: ignore[arg-type]
+        )
+        for column, justify in columns:
+            stages.add_column(column, justify=justify)
         for stage in report.stages:
             saved = stage.tokens_before - stage.tokens_after
             stages.add_row(

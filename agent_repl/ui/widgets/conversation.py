@@ -44,11 +44,14 @@ if TYPE_CHECKING:
     from agent_repl.core.events import AgentEvent, AssistantMessageEvent, ToolResultEvent
     from agent_repl.core.messages import Message
 
+# The widget of one history item: each shows a mark (snipped, collapsed, rewound).
+ItemWidget = UserMessageView | AssistantMessageView | ToolBlock | CompactDivider | LocalCommandView | NoticeView
+
 DEFAULT_MAX_LINES = 1_200
 SCROLL_BACK_LINES = 400
 
 
-def make_widget(item: Item) -> Widget:
+def make_widget(item: Item) -> ItemWidget:
     if isinstance(item, UserItem):
         return UserMessageView(item)
     if isinstance(item, AssistantItem):
@@ -79,7 +82,7 @@ class Conversation(VerticalScroll):
         self.view = HistoryView()
         # view.items[first:] are mounted (plus command outputs, which are not history items).
         self.first = 0
-        self.widgets: dict[str, Widget] = {}
+        self.widgets: dict[str, ItemWidget] = {}
         self.marks = ViewMarks()
         self._seen: set[str] = set()
         self._stream: MarkdownStream | None = None
@@ -104,12 +107,12 @@ class Conversation(VerticalScroll):
         await self.mount_all([self._widget_for(item) for item in items[self.first :]])
         self.anchor()
 
-    def _widget_for(self, item: Item) -> Widget:
+    def _widget_for(self, item: Item) -> ItemWidget:
         widget = make_widget(item)
         self.widgets[item.key] = widget
         mark = self.marks.mark_of(item)
         if mark is not None:
-            widget.set_mark(mark)  # type: ignore[attr-defined]
+            widget.set_mark(mark)
         return widget
 
     @property
@@ -173,7 +176,7 @@ class Conversation(VerticalScroll):
         for item in self.mounted_items:
             widget = self.widgets.get(item.key)
             if widget is not None:
-                widget.set_mark(marks.mark_of(item))  # type: ignore[attr-defined]
+                widget.set_mark(marks.mark_of(item))
 
     # -- a turn as it happens ------------------------------------------------------------
 
