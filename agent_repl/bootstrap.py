@@ -293,9 +293,8 @@ async def close_session(session: Session, reason: str = "other") -> None:
         await session_end(session, reason)
     except SessionWriteError:
         pass  # the transcript cannot take the failure line; closing goes on
-    memory = getattr(session, "memory", None)
-    if memory is not None:
-        await memory.aclose()
+    if session.memory is not None:
+        await session.memory.aclose()
     if session.mcp is not None:
         await session.mcp.aclose()
     close = getattr(session.sink, "close", None)

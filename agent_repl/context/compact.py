@@ -221,7 +221,7 @@ class Compactor:
     async def _from_session_memory(
         self, session: Session, view: list[Message], before: int, trigger: Trigger
     ) -> CompactionOutcome | None:
-        memory = getattr(session, "memory", None)
+        memory = session.memory
         if memory is None:
             return None
         await memory.wait_for_extraction(timeout=60)
@@ -299,7 +299,7 @@ class Compactor:
         for attempt in range(MAX_PTL_RETRIES + 1):
             too_large = False
             try:
-                memory = getattr(session, "memory", None)
+                memory = session.memory
                 if memory is not None:
                     async with memory.paused():
                         response = await fork(transform=transform)

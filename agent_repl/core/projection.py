@@ -67,6 +67,14 @@ class Projector(Protocol):
         list with deferred tools loaded), what the model accepts and its cache-read price."""
         ...
 
+    def set_window(self, context_window: int) -> None:
+        """The model's context window (or the one the settings ask for) changed."""
+        ...
+
+    def configure_endpoint(self, *, cache_editing: bool) -> None:
+        """Whether the endpoint offers cache editing (asked once per session)."""
+        ...
+
     def observe_response(
         self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None
     ) -> list[Message]: ...

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -70,6 +71,29 @@ class MemorySink:
 
     async def append_record(self, record: Any) -> None:
         self.records.append(record)
+
+
+class SessionNotes(Protocol):
+    """The notes kept of the session as it goes, which a compaction may use as its summary
+    (agent_repl.context.session_memory.SessionMemory)."""
+
+    @property
+    def content(self) -> str | None: ...
+
+    @property
+    def last_summarized_uuid(self) -> str | None:
+        """The newest history entry the notes cover."""
+        ...
+
+    async def wait_for_extraction(self, timeout: float | None = 60.0) -> bool:  # noqa: ASYNC109
+        """Wait for an update in flight; True when none is running any more."""
+        ...
+
+    def paused(self, timeout: float = 60.0) -> AbstractAsyncContextManager[None]:
+        """No update starts inside (one running is waited for first)."""
+        ...
+
+    async def aclose(self) -> None: ...
 
 
 class Session:
@@ -146,8 +170,8 @@ class Session:
         self.context_guard: ContextGuard | None = None
         # Called after every turn that reached the model (background work such as session memory).
         self.after_turn_hooks: list[Callable[[Session], None]] = []
-        # The session's notes (agent_repl.context.session_memory.SessionMemory) when there are any.
-        self.memory: Any = None
+        # The session's notes, when it keeps them.
+        self.memory: SessionNotes | None = None
         # The MCP servers (agent_repl.mcp.manager.McpManager) when any are configured.
         self.mcp: Any = None
         # What a front end should tell the user on opening the session (it was forked from a busy one).
@@ -159,7 +183,7 @@ class Session:
             configured_hooks(settings.hooks, settings.project_hooks, project_trusted=hooks_trusted(settings)),
             cwd=cwd,
             session_id=session_id,
-            transcript_path=lambda: str(getattr(self.sink, "path", "")),
+            transcript_path=lambda: str(self.sink.path),
             permission_mode=self._hook_permission_mode,
             redactor=self.redactor,
             scrubbed_env=settings.scrubbed_env,
@@ -212,24 +236,19 @@ class Session:
         """Switching models (/model, a fallback) also points the pipeline at the new model."""
         self._model = model
         self._configure_model()
-        set_window = getattr(self.projector, "set_window", None)
-        if set_window is not None:
-            set_window(self.settings.context_window or self.model_info.context_window)
+        self.projector.set_window(self.settings.context_window or self.model_info.context_window)
 
     @property
     def model_info(self) -> ModelInfo:
         return self.model_catalog.info(self._model)
 
     def _configure_model(self) -> None:
-        configure = getattr(self.projector, "configure_model", None)
-        if configure is None:
-            return
         def seed(loaded: frozenset[str]) -> str:
             tools = self.definitions_for(loaded)
             return prefix_seed(build_request(model=self._model, max_tokens=1, system=self.system_prompt, tools=tools, messages=[]))
 
         info = self.model_info
-        configure(
+        self.projector.configure_model(
             prompt_seed=seed(frozenset()),
             thinking_on=info.thinking_default_on,
             on_demand_compaction=info.on_demand_compaction and self.settings.api_compaction,
@@ -283,9 +302,7 @@ class Session:
             data = None  # the request itself will say so
         if data is not None and self.model_catalog.learn(self.model, data):
             self.model = self._model  # the learned window and thinking facts take effect
-        configure = getattr(self.projector, "configure_endpoint", None)
-        if configure is not None:
-            configure(cache_editing=await self.client.supports_cache_editing(self.model))
+        self.projector.configure_endpoint(cache_editing=await self.client.supports_cache_editing(self.model))
 
     def tool_runtime(self, ask: ApprovalCallback | None) -> ToolRuntime:
         return ToolRuntime(
