@@ -172,20 +172,19 @@ async def snip_command(ctx: CommandContext, args: str) -> CommandResult:
 async def compact_command(ctx: CommandContext, args: str) -> CommandResult:
     """Summarize the conversation now (the same path as autocompact, with the user's focus)."""
     from agent_repl.core.events import CompactionFinished, ErrorEvent
-    from agent_repl.core.loop import compact_now
+    from agent_repl.core.loop_compact import compact_now
 
     session = ctx.session
     if session.context_guard is None:
         return TextOutput("this session has no context pipeline to compact", level="error")
-    ok, before, after, error = False, 0, 0, ""
-    async for item in compact_now(session, "manual", args.strip() or None):
-        if isinstance(item, bool):
-            ok = item
-        elif isinstance(item, CompactionFinished):
-            before, after = item.tokens_before, item.tokens_after
-        elif isinstance(item, ErrorEvent):
-            error = item.message
-    if not ok:
+    before, after, error = 0, 0, ""
+    compaction = compact_now(session, "manual", args.strip() or None)
+    async for event in compaction:
+        if isinstance(event, CompactionFinished):
+            before, after = event.tokens_before, event.tokens_after
+        elif isinstance(event, ErrorEvent):
+            error = event.message
+    if not compaction.result:
         return TextOutput(f"not compacted: {error or 'the compaction did not finish'}", level="error")
     return CompactDone(before, after)
 

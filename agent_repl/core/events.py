@@ -29,12 +29,32 @@ class StageReportEvent(_Event):
     detail: str = ""
 
 
+# Why the query loop goes round again (agent_repl.core.loop_state). A retry sends the same request
+# again: its reply was withheld or it failed.
+RetryTransition = Literal[
+    "stream_retry",
+    "collapse_drain_retry",
+    "reactive_compact_retry",
+    "max_output_tokens_escalate",
+    "web_tools_off_retry",
+    "fallback_model",
+]
+# The model wanted to end its turn and was sent back.
+SentBackTransition = Literal["stop_hook_blocking", "token_budget_continuation"]
+# A continuation goes on from what the pass added to the history.
+ContinueTransition = Literal["tool_results", "pause_turn", "max_output_tokens_recovery", SentBackTransition]
+Transition = Literal["start", RetryTransition, ContinueTransition]
+
+
 class ContextProjected(_Event):
+    """The view for one request; `transition` says why the loop is sending it."""
+
     kind: Literal["context_projected"] = "context_projected"
     request_index: int
     wire_messages: int
     estimated_tokens: int
     stages: list[StageReportEvent] = Field(default_factory=list)
+    transition: Transition = "start"
 
 
 class RequestRetry(_Event):
@@ -139,7 +159,7 @@ class LoopContinued(_Event):
     (`stop_hook_blocking`) or the turn's output budget is not spent (`token_budget_continuation`)."""
 
     kind: Literal["loop_continued"] = "loop_continued"
-    transition: Literal["stop_hook_blocking", "token_budget_continuation"]
+    transition: SentBackTransition
     detail: str = ""
 
 

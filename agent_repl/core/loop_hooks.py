@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from agent_repl.core.events import AgentEvent, SystemMessageEvent
 from agent_repl.core.hook_io import HookOutcome
 from agent_repl.core.hook_records import failure_notices, hook_messages, stop_hook_summary
+from agent_repl.core.loop_state import Step, step
 from agent_repl.core.messages import SystemMessage
 
 if TYPE_CHECKING:
@@ -60,10 +61,11 @@ async def session_start(session: TurnSession) -> AsyncIterator[AgentEvent]:
         yield event
 
 
-async def prompt_submit(session: TurnSession, prompt: str) -> AsyncIterator[AgentEvent | HookOutcome]:
-    """UserPromptSubmit, before the prompt is kept; the last item is the outcome."""
+@step
+async def prompt_submit(out: Step[HookOutcome], session: TurnSession, prompt: str) -> AsyncIterator[AgentEvent]:
+    """UserPromptSubmit, before the prompt is kept; the result is the outcome."""
     if session.agent_id:  # a sub-agent's prompt comes from the model, not the user
-        yield HookOutcome("UserPromptSubmit")
+        out.decide(HookOutcome("UserPromptSubmit"))
         return
     outcome = await session.hooks.run("UserPromptSubmit", {"prompt": prompt})
     refused = outcome.blocked or outcome.stop_turn
@@ -74,7 +76,7 @@ async def prompt_submit(session: TurnSession, prompt: str) -> AsyncIterator[Agen
         notices.append(_warning(f"The prompt was not sent: {text or 'a UserPromptSubmit hook refused it'}"))
     async for event in _shown(session, notices):
         yield event
-    yield outcome
+    out.decide(outcome)
 
 
 async def prompt_context(session: TurnSession, outcome: HookOutcome) -> None:
@@ -83,16 +85,17 @@ async def prompt_context(session: TurnSession, outcome: HookOutcome) -> None:
         await session.append(message)
 
 
-async def stop_hooks(session: TurnSession, blocks: int) -> AsyncIterator[AgentEvent | HookOutcome]:
+@step
+async def stop_hooks(out: Step[HookOutcome], session: TurnSession, blocks: int) -> AsyncIterator[AgentEvent]:
     """The Stop (or, in a sub-agent, SubagentStop) hooks of a model that wants to end its turn;
-    the last item is their outcome. `blocks` is how many times they sent it back this turn."""
+    the result is their outcome. `blocks` is how many times they sent it back this turn."""
     event = "SubagentStop" if session.agent_id else "Stop"
     fields: dict[str, object] = {"stop_hook_active": blocks > 0}
     if session.agent_id:
         fields.update(agent_id=session.agent_id, agent_transcript_path=str(getattr(session.sink, "path", "")))
     outcome = await session.hooks.run(event, fields)
+    out.decide(outcome)
     if not outcome.runs:
-        yield outcome
         return
     summary = stop_hook_summary(outcome, tool_use_id=str(uuid.uuid4()))
     summary.content = _stop_summary_line(outcome, event)
@@ -108,7 +111,6 @@ async def stop_hooks(session: TurnSession, blocks: int) -> AsyncIterator[AgentEv
         else:
             for message in hook_messages(outcome):
                 await session.append(message)
-    yield outcome
 
 
 def _stop_summary_line(outcome: HookOutcome, event: str) -> str:
@@ -120,15 +122,19 @@ def _stop_summary_line(outcome: HookOutcome, event: str) -> str:
     return f"{count} ran"
 
 
-async def pre_compact(session: TurnSession, trigger: str, instructions: str | None) -> AsyncIterator[AgentEvent | HookOutcome]:
-    """PreCompact before the summary request (a reactive compaction is an automatic one)."""
+@step
+async def pre_compact(
+    out: Step[HookOutcome], session: TurnSession, trigger: str, instructions: str | None
+) -> AsyncIterator[AgentEvent]:
+    """PreCompact before the summary request (a reactive compaction is an automatic one); the
+    result is the outcome, whose entries `after_compact` keeps."""
     kind = "manual" if trigger == "manual" else "auto"
     outcome = await session.hooks.run(
         "PreCompact", {"trigger": kind, "custom_instructions": instructions or ""}, match=kind
     )
+    out.decide(outcome)
     async for item in _shown(session, failure_notices(outcome)):
         yield item
-    yield outcome
 
 
 async def after_compact(session: TurnSession, pre: HookOutcome) -> AsyncIterator[AgentEvent]:

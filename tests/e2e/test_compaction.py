@@ -11,7 +11,7 @@ from typing import Any
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.context.compact import kept_tail_budget, undo_last_compaction
 from agent_repl.core.events import CompactionFinished, ErrorEvent, TurnEnded
-from agent_repl.core.loop import compact_now
+from agent_repl.core.loop_compact import compact_now
 from agent_repl.core.messages import SystemMessage, UserMessage
 from agent_repl.core.recovery import CONTINUE_NUDGE
 from agent_repl.emulator.policies import CallablePolicy, Reply, ScriptPolicy
@@ -153,8 +153,7 @@ async def test_prompt_too_long_inside_the_summary_request_drops_the_oldest_round
             await session.memory.wait_for_extraction(timeout=30)
         server.faults.next("prompt_too_long")
         # With instructions, /compact always asks the model (session memory cannot follow them).
-        results = [item async for item in compact_now(session, "manual", "keep the file names")]
-        assert results[-1] is True
+        assert await compact_now(session, "manual", "keep the file names").run_to_end() is True
         summaries = [e for e in server.recordings.messages if e.body and is_summary_request(e.body)]
         assert [e.status for e in summaries] == [400, 200]
         assert len(summaries[1].body["messages"]) < len(summaries[0].body["messages"])
@@ -223,8 +222,7 @@ async def test_compact_then_undo_returns_the_exact_pre_compaction_view(tmp_path)
         for turn in range(4):
             await run(session, prompt(turn))
         before = json.dumps(session.projector.project(session.messages, dry_run=True).wire)
-        results = [item async for item in compact_now(session, "manual", "focus on the files")]
-        assert results[-1] is True
+        assert await compact_now(session, "manual", "focus on the files").run_to_end() is True
         compacted = json.dumps(session.projector.project(session.messages, dry_run=True).wire)
         assert compacted != before and "focus on the files" in json.dumps(server.recordings.messages[-1].body)
         # The summary request is the last main request plus the question, so it writes only the
@@ -299,8 +297,7 @@ async def test_a_summary_cut_off_at_the_window_edge_is_asked_again_with_room_and
     try:
         for turn in range(4):
             await run(session, prompt(turn))
-        results = [item async for item in compact_now(session, "manual", "focus on the files")]
-        assert results[-1] is True
+        assert await compact_now(session, "manual", "focus on the files").run_to_end() is True
         assert len(summaries) == 2 and summaries[1] < summaries[0]  # the oldest rounds made room
         [summary] = [m for m in session.messages if isinstance(m, UserMessage) and m.is_compact_summary]
         assert "9. Optional Next Step" in summary.text()  # the complete one, not the cut-off one

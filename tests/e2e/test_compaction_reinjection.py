@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.context.attachments import MAX_TOKENS_PER_FILE
-from agent_repl.core.loop import compact_now
+from agent_repl.core.loop_compact import compact_now
 from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.core.permissions import Decision
 from agent_repl.core.todos import parse_todos, todo_reminder
@@ -66,8 +66,7 @@ async def test_todos_plan_and_edited_files_come_back_after_a_compaction(tmp_path
         session.mode.set(PermissionMode.PLAN)
         await run(session, "now plan the callers")
         assert session.permission_mode is PermissionMode.ACCEPT_EDITS
-        done = [item async for item in compact_now(session, "manual")]
-        assert done[-1] is True
+        assert await compact_now(session, "manual").run_to_end() is True
         await run(session, "carry on")
         bodies = [e.body for e in server.recordings.messages if e.status == 200]
         last = json.dumps(bodies[-1]["messages"], ensure_ascii=False)

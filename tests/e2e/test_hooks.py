@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.events import LoopContinued, SystemMessageEvent, TurnEnded
-from agent_repl.core.loop import compact_now
+from agent_repl.core.loop_compact import compact_now
 from agent_repl.core.loop_hooks import MAX_STOP_HOOK_BLOCKS
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
@@ -247,8 +247,7 @@ async def test_pre_compact_output_follows_the_kept_messages_and_attachments_afte
         for turn in range(3):
             await run(session, f"Turn {turn}: look at {RICH_FILES[turn].name}")
         requests_before = len(server.recordings.messages)
-        results = [item async for item in compact_now(session, "manual", "focus on the files")]
-        assert results[-1] is True
+        assert await compact_now(session, "manual", "focus on the files").run_to_end() is True
         # The hook ran before the summary request was sent.
         assert len(server.recordings.messages) == requests_before + 1
         await run(session, "what next?")

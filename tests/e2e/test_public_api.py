@@ -21,7 +21,7 @@ import pytest
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.context.snip import snip_messages, snippable_messages
 from agent_repl.core.events import CompactionFinished, CompactionStarted, TurnEnded
-from agent_repl.core.loop import compact_now
+from agent_repl.core.loop_compact import compact_now
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
@@ -109,8 +109,7 @@ async def test_a_long_thinking_session_through_every_edit_gets_no_400(tmp_path, 
         for turn in range(turns):
             if turn == 5:
                 first_after["/compact"] = server.state.request_count
-                results = [item async for item in compact_now(session, "manual")]
-                assert results[-1] is True
+                assert await compact_now(session, "manual").run_to_end() is True
             if turn == 7:
                 # The Read result of the turn before last (and with it, its tool call).
                 results = [m for m in snippable_messages(session, session.projector) if m.first_line.startswith("Read result")]

@@ -13,7 +13,7 @@ import anthropic
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.core.deferred_tools import DISCOVERED_KEY
 from agent_repl.core.events import ToolResultEvent
-from agent_repl.core.loop import compact_now
+from agent_repl.core.loop_compact import compact_now
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
@@ -106,8 +106,7 @@ async def test_sixty_tools_are_deferred_and_a_tool_found_by_tool_search_is_still
         assert last_result(after_call)["content"].startswith("record 7: status ok (fields=owner")
 
         # A compaction summarizes the reference away; the boundary remembers the tool.
-        outcome = [item async for item in compact_now(session, "manual")]
-        assert outcome[-1] is True
+        assert await compact_now(session, "manual").run_to_end() is True
         (boundary,) = [r for r in records(session) if r.get("subtype") == "compact_boundary"]
         assert boundary["compactMetadata"][DISCOVERED_KEY] == found_by_search
 

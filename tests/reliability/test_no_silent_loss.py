@@ -157,9 +157,9 @@ async def test_a_compaction_is_one_write_and_a_cut_one_keeps_the_earlier_context
         session = await open_session(settings, project)
         try:
             [e async for e in session.run_turn("remember the early topic: tangerines")]
-            from agent_repl.core.loop import compact_now
+            from agent_repl.core.loop_compact import compact_now
 
-            assert [x async for x in compact_now(session, "manual")][-1] is True
+            assert await compact_now(session, "manual").run_to_end() is True
         finally:
             await close_session(session)
     path = transcript_files(home)[0]

@@ -1,0 +1,126 @@
+"""One request of the query loop: its body, its stream, and the user's interruption.
+
+The user interrupts by setting `session.cancelled`; whatever is waiting (the stream, a retry's
+delay) stops with `Interrupted`, which the loop's one interruption path records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from agent_repl.core.client import ModelResponse
+from agent_repl.core.events import AgentEvent, AssistantMessageEvent, TextDelta
+from agent_repl.core.loop_state import State, Step, step
+from agent_repl.core.messages import AssistantMessage, TextBlock, UserMessage
+from agent_repl.core.projection import Projection
+from agent_repl.core.request import build_request
+
+if TYPE_CHECKING:
+    from agent_repl.core.turn_session import TurnSession
+
+INTERRUPTED_MESSAGE = "[Request interrupted by user]"
+INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
+
+T = TypeVar("T")
+
+
+class Interrupted(Exception):
+    """The user stopped the turn; `marker` is the entry that tells the model so."""
+
+    def __init__(self, marker: str = INTERRUPTED_MESSAGE) -> None:
+        super().__init__(marker)
+        self.marker = marker
+
+
+async def until_cancelled(source: AsyncIterator[T], cancelled: asyncio.Event) -> AsyncIterator[T]:
+    """Iterate `source`, stopping with `Interrupted` as soon as `cancelled` is set, even mid-wait."""
+    cancel_wait = asyncio.ensure_future(cancelled.wait())
+    try:
+        while True:
+            next_item = asyncio.ensure_future(anext(source))
+            done, _ = await asyncio.wait({next_item, cancel_wait}, return_when=asyncio.FIRST_COMPLETED)
+            if next_item not in done:
+                next_item.cancel()
+                await asyncio.gather(next_item, return_exceptions=True)
+                raise Interrupted
+            try:
+                yield next_item.result()
+            except StopAsyncIteration:
+                return
+    finally:
+        cancel_wait.cancel()
+        aclose = getattr(source, "aclose", None)
+        if aclose is not None:
+            await asyncio.gather(aclose(), return_exceptions=True)
+
+
+async def sleep_or_interrupt(seconds: float, cancelled: asyncio.Event) -> None:
+    try:
+        await asyncio.wait_for(cancelled.wait(), timeout=seconds)
+    except TimeoutError:
+        return
+    raise Interrupted
+
+
+def request_body(session: TurnSession, state: State, projection: Projection) -> dict[str, Any]:
+    return build_request(
+        model=session.model,
+        # Never above what the model can write (a model the table lacks may allow less).
+        max_tokens=min(
+            state.max_output_tokens_override or session.settings.max_output_tokens,
+            session.model_info.max_output_tokens,
+        ),
+        system=session.system_prompt,
+        tools=session.request_tools(projection.loaded_tools),
+        messages=projection.wire,
+        extra=projection.body_extras,
+        cache=projection.cache,
+    )
+
+
+@step
+async def send_request(
+    out: Step[ModelResponse | Exception], session: TurnSession, state: State, body: dict[str, Any], betas: list[str]
+) -> AsyncIterator[AgentEvent]:
+    """Stream one request, passing its events on; the result is the reply or why the request failed.
+    `Interrupted` goes through to the loop, with what the user saw in `state.streamed_text`."""
+    state.requests += 1
+    state.streamed_text = ""
+    started = time.monotonic()
+    try:
+        stream = session.client.stream(body, betas=betas or None, raw_events=session.stream_events)
+        async for item in until_cancelled(stream, session.cancelled):
+            if isinstance(item, ModelResponse):
+                out.decide(item)
+                continue
+            if isinstance(item, TextDelta):
+                state.streamed_text += item.text
+            yield item
+    except Interrupted:
+        raise
+    except Exception as exc:
+        out.decide(exc)
+    finally:
+        session.api_duration_ms += (time.monotonic() - started) * 1000
+
+
+async def record_interruption(session: TurnSession, state: State, interrupted: Interrupted) -> AsyncIterator[AgentEvent]:
+    """Keep what the user already saw of a reply not yet stored, then mark the interruption."""
+    partial = state.streamed_text
+    if partial:
+        entry = await session.append(
+            AssistantMessage(
+                message_id=f"interrupted-{session.request_count}-{session.session_id[:8]}",
+                model=session.model,
+                content=[TextBlock(text=partial)],
+                stop_reason=None,
+                is_synthetic=True,
+            )
+        )
+        yield AssistantMessageEvent(message=entry)  # type: ignore[arg-type]
+    await session.append(UserMessage(content=interrupted.marker))
+    if partial is not None:
+        state.final_text = partial
