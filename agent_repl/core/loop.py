@@ -83,6 +83,7 @@ MAX_PAUSE_CONTINUATIONS = 10
 
 
 async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
+    """The turn's events: its opening, then passes of the loop until one decides to end it."""
     session.cancelled.clear()
     state = State()
     opening = _open_turn(session, state, prompt)
@@ -99,10 +100,11 @@ async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None =
             async for event in record_interruption(session, state, interrupted):
                 yield event
             decision = End("interrupted")
-        if isinstance(decision, End):
-            ended = decision
-        else:
-            state.transition = decision.transition
+        match decision:
+            case End():
+                ended = decision
+            case Retry(transition=transition) | Continue(transition=transition):
+                state.transition = transition
     yield _ended(session, state, ended.reason)
 
 

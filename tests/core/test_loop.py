@@ -41,7 +41,7 @@ async def play(
     tmp_path: Path,
     *,
     fault: str | None = None,
-    before: list[str] = (),  # type: ignore[assignment]
+    before: tuple[str, ...] = (),
     max_turns: int | None = None,
     on_event: Callable[[Any, AgentEvent], None] | None = None,
     server: EmulatorServer | None = None,
