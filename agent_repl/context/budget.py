@@ -17,7 +17,9 @@ a preview in the view; the record holds the exact string, so a resume re-emits i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from agent_repl.context.estimate import text_cl100k
@@ -81,19 +83,19 @@ class ToolResultBudget:
     def __init__(self, tool_results_dir: Path) -> None:
         self.tool_results_dir = tool_results_dir
 
-    def _preview_for(self, block: ToolResultBlock, *, dry_run: bool) -> str:
-        text = block.text()
-        if dry_run:
-            data = text.encode("utf-8", errors="surrogateescape")
-            path = tool_result_path(self.tool_results_dir, block.tool_use_id)
-            return build_preview(data[: PREVIEW_SIZE_BYTES + 1], len(data), path)
-        return persist_text(text, block.tool_use_id, self.tool_results_dir).preview
+    def _preview_for(self, block: ToolResultBlock) -> str:
+        """The preview `persist_text` writes beside the full text (the write is the outcome's effect)."""
+        data = block.text().encode("utf-8", errors="surrogateescape")
+        path = tool_result_path(self.tool_results_dir, block.tool_use_id)
+        return build_preview(data[: PREVIEW_SIZE_BYTES + 1], len(data), path)
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
+        """Replacements are records; which results were measured (`seen`) is bookkeeping."""
         config, budget = state.config, state.budget
         names = tool_names(view, state)
         replacements: dict[str, str] = {}
         records: list[object] = []
+        effects: list[Callable[[], object]] = []
         newly_seen: set[str] = set()
         saved = 0
         for group in wire_groups(view):
@@ -127,11 +129,14 @@ class ToolResultBudget:
             for candidate in sorted(fresh, key=lambda c: c.size, reverse=True):
                 if frozen_size + remaining <= config.tool_result_budget_chars:
                     break
-                preview = self._preview_for(candidate.block, dry_run=dry_run)
-                replacements[candidate.block.tool_use_id] = preview
+                block = candidate.block
+                preview = self._preview_for(block)
+                effects.append(partial(persist_text, block.text(), block.tool_use_id, self.tool_results_dir))
+                replacements[block.tool_use_id] = preview
                 remaining -= candidate.size
-                saved += text_cl100k(candidate.block.text(), state) - text_cl100k(preview, state)
-                records.append(ContentReplacementRecord(tool_use_id=candidate.block.tool_use_id, replacement=preview))
+                saved += text_cl100k(block.text(), state) - text_cl100k(preview, state)
+                records.append(ContentReplacementRecord(tool_use_id=block.tool_use_id, replacement=preview))
+        budget.seen |= newly_seen
         new_view = view
         if replacements:
             new_view = [
@@ -140,15 +145,11 @@ class ToolResultBudget:
                 else m
                 for m in view
             ]
-        if not dry_run:
-            budget.seen |= newly_seen
-            for record in records:
-                assert isinstance(record, ContentReplacementRecord)
-                budget.replacements[record.tool_use_id] = record.replacement
         return StageOutcome(
             new_view,
             saved_tokens=round(saved * state.tokens.ratio),
             items=len(records),
             detail=f"{len(records)} new replacements, {len(replacements) - len(records)} re-applied",
-            records=[] if dry_run else records,
+            records=records,
+            effects=effects,
         )

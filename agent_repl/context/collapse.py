@@ -18,7 +18,6 @@ drains every staged span first (`drain_staged`, R3.5.3).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agent_repl.context.collapse_spans import (
@@ -35,6 +34,7 @@ from agent_repl.context.estimate import (
     last_usage_index,
     token_count_with_estimation,
 )
+from agent_repl.context.records import apply
 from agent_repl.context.stage import StageOutcome
 from agent_repl.context.state import CollapsedSpan, PipelineState
 from agent_repl.core.messages import Message, SystemMessage, UserMessage
@@ -177,10 +177,10 @@ def commit_step(view: list[Message], span: CollapsedSpan, tokens: int, state: Pi
     return CommitStep(replaced.view, span, placeholder, tokens, tokens - saved, saved, in_usage)
 
 
-def apply_commit(state: PipelineState, step: CommitStep) -> CollapseCommitRecord:
-    """Make the commit part of the state and return the record to write."""
+def record_commit(state: PipelineState, step: CommitStep) -> CollapseCommitRecord:
+    """The record of the commit; its `<collapsed>` entry is cached and what it frees from the last
+    usage's count is counted until the next usage."""
     collapse = state.collapse
-    collapse.add_commit(step.span)
     # The entry this view already holds, so later projections reuse the same object.
     collapse.placeholders[step.span.collapse_id] = step.placeholder
     anchor = state.tokens.last_usage_anchor
@@ -195,6 +195,7 @@ def apply_commit(state: PipelineState, step: CommitStep) -> CollapseCommitRecord
         summary=span.summary,
         tokens_before=step.tokens_before,
         tokens_after=step.tokens_after,
+        uuids=span.uuids,
     )
 
 
@@ -214,7 +215,7 @@ class CollapseStage:
 
     name = "collapse"
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         config, collapse = state.config, state.collapse
         if config.strategy != "collapse":
             return StageOutcome(view)
@@ -237,17 +238,14 @@ class CollapseStage:
             steps.append(step)
             view, tokens, saved = step.view, step.tokens_after, saved + step.saved
         shown = len(projected.added) + len(steps)
-        outcome = StageOutcome(
+        collapse.staged = staged
+        return StageOutcome(
             view,
             saved_tokens=saved,
             items=shown,
             detail=f"{shown} spans collapsed ({len(steps)} new), {len(staged)} staged",
+            records=[record_commit(state, step) for step in steps],
         )
-        if not dry_run:
-            for step in steps:
-                outcome.records.append(apply_commit(state, step))
-            collapse.staged = staged
-        return outcome
 
 
 def drain_staged(view: list[Message], state: PipelineState) -> list[CollapseCommitRecord]:
@@ -266,25 +264,24 @@ def drain_staged(view: list[Message], state: PipelineState) -> list[CollapseComm
     records: list[CollapseCommitRecord] = []
     for span in staged:
         step = commit_step(view, span, tokens, state)
-        records.append(apply_commit(state, step))
+        records.append(record_commit(state, step))
+        apply(state, records[-1])
         view, tokens = step.view, step.tokens_after
     collapse.staged = []
     return records
 
 
-def restore_commits(
-    state: PipelineState, history: list[Message], records: Iterable[CollapseCommitRecord]
-) -> None:
-    """Rebuild the commit log on resume: each record's span is its history entries from start to end."""
+def with_members(record: CollapseCommitRecord, history: list[Message]) -> CollapseCommitRecord | None:
+    """A commit read back from the transcript, with the history entries from its start to its end
+    and its id (None when the history no longer holds them in order)."""
+    if record.uuids is not None and record.collapse_id is not None:
+        return record
     positions = {m.uuid: i for i, m in enumerate(history)}
-    for record in records:
-        start, end = positions.get(record.start_uuid), positions.get(record.end_uuid)
-        if start is None or end is None or end < start:
-            continue
-        members = frozenset(
-            m.uuid for m in history[start : end + 1] if not isinstance(m, SystemMessage) and not is_barrier(m)
-        )
-        collapse_id = record.collapse_id or collapse_id_for(record.start_uuid, record.end_uuid)
-        state.collapse.add_commit(
-            CollapsedSpan(collapse_id, record.start_uuid, record.end_uuid, record.summary, members)
-        )
+    start, end = positions.get(record.start_uuid), positions.get(record.end_uuid)
+    if start is None or end is None or end < start:
+        return None
+    members = frozenset(
+        m.uuid for m in history[start : end + 1] if not isinstance(m, SystemMessage) and not is_barrier(m)
+    )
+    collapse_id = record.collapse_id or collapse_id_for(record.start_uuid, record.end_uuid)
+    return record.model_copy(update={"uuids": members, "collapse_id": collapse_id})

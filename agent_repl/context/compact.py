@@ -32,6 +32,7 @@ from agent_repl.context.compact_prompt import continuation_message, extract_summ
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import fork_request
 from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.records import apply
 from agent_repl.context.shrink import (
     CompactionError,
     drop_oldest_rounds,
@@ -411,7 +412,7 @@ class Compactor:
     async def _undo(self, session: Session, outcome: CompactionOutcome) -> None:
         boundary = outcome.new_messages[0]
         record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[m.uuid for m in outcome.new_messages])
-        apply_undo(self.pipeline.state, record)
+        apply(self.pipeline.state, record)
         await session.append_record(record)
 
 
@@ -423,11 +424,6 @@ def _wire_tokens(message: dict[str, Any], state: PipelineState) -> int:
     import json
 
     return round(state.facts.text_tokens(json.dumps(message["content"], ensure_ascii=False)) * state.tokens.ratio)
-
-
-def apply_undo(state: PipelineState, record: CompactionUndoRecord) -> None:
-    state.compaction.undone.add(record.boundary_uuid)
-    state.compaction.excluded.update(record.excluded_uuids)
 
 
 def last_active_boundary(history: list[Message], state: PipelineState) -> SystemMessage | None:
@@ -449,16 +445,15 @@ async def undo_last_compaction(session: Session, pipeline: Pipeline) -> tuple[bo
         return False, "There is no compaction to undo."
     excluded = [boundary.uuid, str(boundary.metadata.get("summaryUuid") or ""), *boundary.metadata.get("attachmentUuids", [])]
     record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[u for u in excluded if u])
-    trial = PipelineState(config=state.config, facts=state.facts, tokens=state.tokens)
-    trial.compaction.undone = {*state.compaction.undone, record.boundary_uuid}
-    trial.compaction.excluded = {*state.compaction.excluded, *record.excluded_uuids}
-    trial.snip, trial.budget, trial.microcompact = state.snip, state.budget, state.microcompact
-    tokens = estimate_messages(Pipeline(state=trial).project(session.messages, dry_run=True).view, trial)
+    # The trial: the boundary slice alone, on a copy of the state with the undo applied.
+    trial = state.copy()
+    apply(trial, record)
+    tokens = estimate_messages(Pipeline().preview(session.messages, trial).view, trial)
     if tokens >= state.config.effective_window:
         return False, (
             f"Cannot undo: the conversation before that compaction is ~{tokens:,} tokens, more than fits "
             f"({state.config.effective_window:,})."
         )
-    apply_undo(state, record)
+    apply(state, record)
     await session.append_record(record)
     return True, f"Undid the last compaction; the model sees the earlier conversation again (~{tokens:,} tokens)."

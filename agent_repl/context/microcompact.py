@@ -25,7 +25,7 @@ from agent_repl.context.budget import replace_results, tool_names, wire_groups
 from agent_repl.context.estimate import text_cl100k
 from agent_repl.context.server_clear import clear_edit, plan_batch, record_batch
 from agent_repl.context.stage import StageOutcome
-from agent_repl.context.state import CLEARED_TOOL_RESULT, PinnedCacheEdit, PipelineState
+from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ThinkingBlock, UserMessage
 from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord, ServerClearRecord
 
@@ -88,24 +88,24 @@ MIN_KEPT_BY_SIZE = 3
 class Microcompact:
     name = "microcompact"
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         config, mc = state.config, state.microcompact
         gap = minutes_since_last_reply(view, state.clock())
         cold = gap is not None and gap >= state.cold_after_minutes
         public = not (config.cache_editing and config.main_thread)
         # On the public path with server-side clears, a cold cache is their cue, not ours.
         if cold and not (public and config.server_clear and config.main_thread):
-            outcome = self._time_based(view, state, dry_run=dry_run)
+            outcome = self._time_based(view, state)
             if outcome is not None:
                 return outcome
         view = apply_clears(view, mc.cleared)
         if not public:
-            return self._cached(view, state, dry_run=dry_run)
+            return self._cached(view, state)
         if config.api_context_management:
-            return self._api_edits(view, state, idle_minutes=gap, cold=cold, dry_run=dry_run)
+            return self._api_edits(view, state, idle_minutes=gap, cold=cold)
         return StageOutcome(view)
 
-    def _time_based(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome | None:
+    def _time_based(self, view: list[Message], state: PipelineState) -> StageOutcome | None:
         config, mc = state.config, state.microcompact
         results = clearable_results(view, state)
         keep = {tool_use_id for _, tool_use_id in results[-config.keep_recent_tool_results :]} if (
@@ -120,14 +120,7 @@ class Microcompact:
         new_view = apply_clears(view, cleared)
         saved_tokens = round(saved * state.tokens.ratio)
         outcome = StageOutcome(new_view, saved_tokens=saved_tokens, items=len(to_clear), detail="time-based clear")
-        if dry_run:
-            return outcome
-        mc.cleared = cleared
         mc.freed_since_usage += saved_tokens
-        # The server cache is cold: edits pinned into it point at nothing now.
-        mc.deleted.clear()
-        mc.pinned.clear()
-        mc.deleted_tokens_baseline = mc.deleted_tokens_reported = 0
         outcome.records.append(
             MicrocompactClearRecord(
                 tool_use_ids=to_clear, replacement=CLEARED_TOOL_RESULT, trigger="time", tokens_saved=saved_tokens
@@ -148,7 +141,7 @@ class Microcompact:
         )
         return outcome
 
-    def _cached(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def _cached(self, view: list[Message], state: PipelineState) -> StageOutcome:
         config, mc = state.config, state.microcompact
         groups = wire_groups(view)
         unsent = set(groups[-1]) if groups else set()
@@ -179,19 +172,12 @@ class Microcompact:
             return StageOutcome(view, detail=f"{len(mc.deleted)} deleted from the cache")
         where = {tid: index for index, tid in live_at}
         saved = round(sum(_result_tokens(view[where[tid]], tid, state) for tid in to_delete) * state.tokens.ratio)
-        outcome = StageOutcome(view, saved_tokens=saved, items=len(to_delete), detail="cache edit")
-        if dry_run:
-            return outcome
-        anchor = view[-1].uuid
         mc.freed_since_usage += saved
-        mc.deleted.update(to_delete)
-        mc.pinned.append(PinnedCacheEdit(anchor, list(to_delete)))
-        mc.deleted_tokens_baseline = mc.deleted_tokens_reported
-        outcome.records.append(CacheEditRecord(anchor_uuid=anchor, tool_use_ids=list(to_delete)))
-        return outcome
+        record = CacheEditRecord(anchor_uuid=view[-1].uuid, tool_use_ids=list(to_delete))
+        return StageOutcome(view, saved_tokens=saved, items=len(to_delete), detail="cache edit", records=[record])
 
     def _api_edits(
-        self, view: list[Message], state: PipelineState, *, idle_minutes: float | None, cold: bool, dry_run: bool
+        self, view: list[Message], state: PipelineState, *, idle_minutes: float | None, cold: bool
     ) -> StageOutcome:
         config = state.config
         edits = []
@@ -207,7 +193,7 @@ class Microcompact:
         if config.server_clear and config.main_thread:
             batch = plan_batch(view, state, clearable_results(view, state), cold=cold)
             planned = batch.sizes if batch is not None else {}
-            if batch is not None and not dry_run:
+            if batch is not None:
                 records.append(record_batch(batch, state))
             saved = sum(planned.values())
             edit = clear_edit(view, state, planned)

@@ -3,9 +3,10 @@
     boundary slice (+ snipped filtered) -> tool-result budget -> snip -> microcompact -> wire
 
 A stage that is not needed returns the view unchanged, so the destructive stages late in the
-list rarely run. The history is never rewritten here; stages return new lists and copies. The
-same code runs for `/context` with `dry_run=True`, which decides the same way and changes
-nothing, so the numbers shown are the numbers the API will see (R1.3).
+list rarely run. The history is never rewritten here; stages return new lists and copies, and
+records, which change the state (`agent_repl.context.records`). `/context` runs the same code
+with `dry_run=True`, on a copy of the state and with no effect outside it, so the numbers shown
+are the numbers the API will see (R1.3).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from agent_repl.context.estimate import (
 )
 from agent_repl.context.microcompact import clearable_results
 from agent_repl.context.normalize import WireDraft, normalize_drafts, resolve_tool_references
+from agent_repl.context.records import apply
 from agent_repl.context.server_clear import frontier
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
@@ -93,7 +95,7 @@ class BoundarySlice:
 
     name = "boundary"
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         compaction = state.compaction
         sliced = slice_after_compact_boundary(view, compaction.undone)
         hidden = state.snip.snipped
@@ -158,7 +160,23 @@ class Pipeline:
         config.prompt_seed_for = prompt_seed_for
 
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection:
-        state = self.state
+        """The request the next call sends: its records are applied to the state (the caller writes
+        them) and its effects run. A dry run is `preview`."""
+        if dry_run:
+            return self.preview(history)
+        projection, effects = self._run(history, self.state)
+        for effect in effects:
+            effect()
+        self.state.tokens.pending_estimate = projection.estimated_tokens
+        self._pending_delta = self._delta_since_usage(projection.view)
+        self.state.facts.forget_all_but(projection.view)
+        return projection
+
+    def preview(self, history: list[Message], state: PipelineState | None = None) -> Projection:
+        """The same projection on `state`, by default a copy of this pipeline's: nothing here changes."""
+        return self._run(history, state if state is not None else self.state.copy())[0]
+
+    def _run(self, history: list[Message], state: PipelineState) -> tuple[Projection, list[Callable[[], object]]]:
         state.scratch.clear()
         state.cold_after_minutes = cold_after_minutes(history, state)
         # The cleared set the cached prefix was written with (a stage may add a batch now).
@@ -169,9 +187,12 @@ class Pipeline:
         new_messages: list[Message] = []
         body_extras: dict[str, Any] = {}
         betas: list[str] = []
+        effects: list[Callable[[], object]] = []
         running: int | None = None
         for stage in self.stages:
-            outcome = stage.apply(view, state, dry_run=dry_run)
+            outcome = stage.apply(view, state)
+            for record in outcome.records:
+                apply(state, record)
             view = outcome.view
             if running is None:
                 running = estimate_request(view, state)
@@ -183,6 +204,7 @@ class Pipeline:
             new_messages.extend(outcome.new_messages)
             body_extras.update(outcome.body_extras)
             betas.extend(b for b in outcome.betas if b not in betas)
+            effects.extend(outcome.effects)
         drafts = normalize_drafts(view, blocks_for=lambda m: state.facts.get(m).wire_blocks)
         loaded = boundary_loaded_tools(view) & state.config.deferred_tools
         resolve_tool_references(drafts, state.config.deferred_tools - loaded)
@@ -206,15 +228,10 @@ class Pipeline:
         sources = [d.sources for d in drafts]
         # Where the next server-side batch would start: a breakpoint goes just before it.
         next_clear = frontier(view, state, clearable_results(view, state), cached_clears) if state.config.server_clear else None
-        estimated = token_count_with_estimation(view, state)
-        if not dry_run:
-            state.tokens.pending_estimate = estimated
-            self._pending_delta = self._delta_since_usage(view)
-            state.facts.forget_all_but(view)
-        return Projection(
+        projection = Projection(
             view=view,
             wire=wire,
-            estimated_tokens=estimated,
+            estimated_tokens=token_count_with_estimation(view, state),
             reports=reports,
             records=records,
             new_messages=new_messages,
@@ -226,6 +243,7 @@ class Pipeline:
             loaded_tools=loaded,
             cache=cache_marks(history, wire, sources, state, before=next_clear),
         )
+        return projection, effects
 
     def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:
         """(tokens the last usage already counted, cl100k tokens of what came after it), cache-deleted

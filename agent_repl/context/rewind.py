@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 
 from agent_repl.context.compact import is_typed_prompt, last_active_boundary
 from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.records import apply
 from agent_repl.core.messages import AssistantMessage, Message
 from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
 from agent_repl.transcript.file_history import FileHistory
@@ -111,14 +112,14 @@ async def rewind(session: RewindSession, pipeline: Pipeline, prompt_uuid: str, w
             session.files.clear()
         if target.ran_bash:
             notes.append(BASH_NOT_TRACKED)
-    excluded: list[str] = []
-    if what in ("both", "conversation"):
-        excluded = _excluded_from(session, pipeline, target.uuid)
-        pipeline.state.rewound.update(excluded)
+    conversation = what in ("both", "conversation")
+    excluded = _excluded_from(session, pipeline, target.uuid) if conversation else []
+    record = RewindRecord(prompt_uuid=target.uuid, restore=what, excluded_uuids=excluded, files_restored=restored)
+    apply(pipeline.state, record)
+    if conversation:
         remaining = [m for m in session.messages if m.uuid not in pipeline.state.rewound]
         session.tool_state[TODOS_STATE_KEY] = [t.model_dump() for t in latest_todos(remaining)]
         session.files.clear()
         notes.insert(0, f"The conversation is back to just before that prompt ({len(excluded)} entries left the model's view; your history keeps them).")
-    record = RewindRecord(prompt_uuid=target.uuid, restore=what, excluded_uuids=excluded, files_restored=restored)
     await session.append_record(record)
     return RewindOutcome(True, " ".join(notes), target.text, record)

@@ -91,8 +91,8 @@ def plan_batch(view: list[Message], state: PipelineState, clearable: Clearable, 
 
 
 def clear_edit(view: list[Message], state: PipelineState, planned: dict[str, int] | None = None) -> dict[str, Any] | None:
-    """The `clear_tool_uses_20250919` edit that clears exactly the recorded set (and `planned`, a
-    batch a dry run does not record), or None."""
+    """The `clear_tool_uses_20250919` edit that clears exactly the recorded set and `planned`, a
+    batch decided now (its record is applied after the stage), or None."""
     cleared = {**state.microcompact.server_cleared, **(planned or {})}
     if not cleared:
         return None
@@ -117,12 +117,14 @@ def clear_edit(view: list[Message], state: PipelineState, planned: dict[str, int
 
 
 def record_batch(batch: Batch, state: PipelineState) -> ServerClearRecord:
-    """Make the batch part of every later request (and of the transcript, so a resume sends the same)."""
+    """The record that makes the batch part of every later request (and of the transcript, so a
+    resume sends the same); what it frees is counted until the next usage."""
     mc = state.microcompact
-    mc.server_cleared.update(batch.sizes)
     mc.freed_since_usage += batch.tokens
     mc.server_freed_since_usage += batch.tokens
-    return ServerClearRecord(tool_use_ids=list(batch.sizes), tokens_saved=batch.tokens, trigger=batch.trigger)
+    return ServerClearRecord(
+        tool_use_ids=list(batch.sizes), tokens_saved=batch.tokens, trigger=batch.trigger, sizes=dict(batch.sizes)
+    )
 
 
 def frontier(

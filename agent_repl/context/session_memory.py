@@ -153,9 +153,8 @@ class SessionMemory:
             if not content:
                 raise MemoryExtractionError("the reply held no notes")
             await asyncio.to_thread(write_private_file, self.path, content + "\n")
-            await session.append_record(
-                SessionMemoryRecord(content=content, last_summarized_uuid=last_uuid, tokens_at_extraction=tokens)
-            )
+            record = SessionMemoryRecord(content=content, last_summarized_uuid=last_uuid, tokens_at_extraction=tokens)
+            await session.append_record(record)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # background work: keep the error, never raise into the loop
@@ -164,7 +163,7 @@ class SessionMemory:
             self._baseline = tokens
             logger.warning("session memory extraction failed: %s", self.last_error)
             return
-        self._apply(content, last_uuid, tokens)
+        self._apply(record)
         self.extractions += 1
         self.last_error = None
 
@@ -178,11 +177,11 @@ class SessionMemory:
             tokens_at_extraction=self._tokens_at_extraction,
         )
 
-    def _apply(self, content: str, last_uuid: str, tokens: int) -> None:
-        self._content = content
-        self._last_summarized_uuid = last_uuid
-        self._tokens_at_extraction = tokens
-        self._baseline = tokens
+    def _apply(self, record: SessionMemoryRecord) -> None:
+        """The notes' state changes by their record alone, live and on resume."""
+        self._content = record.content
+        self._last_summarized_uuid = record.last_summarized_uuid
+        self._tokens_at_extraction = self._baseline = record.tokens_at_extraction
 
     async def wait_for_extraction(self, timeout: float | None = 60.0) -> bool:  # noqa: ASYNC109
         """Wait for an extraction in flight (never cancelling it); True when none is running any more."""
@@ -224,7 +223,7 @@ class SessionMemory:
                 last = record
         if last is None:
             return False
-        self._apply(last.content, last.last_summarized_uuid, last.tokens_at_extraction)
+        self._apply(last)
         if not self.path.exists():
             try:
                 write_private_file(self.path, last.content + "\n")

@@ -24,6 +24,7 @@ from agent_repl.context.estimate import (
 )
 from agent_repl.context.ids import ID_LENGTH, short_id
 from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.records import apply
 from agent_repl.context.stage import StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import (
@@ -231,15 +232,19 @@ def plan_snip(
     return _make_plan(view, state, chosen, pairs)
 
 
+def record_snip(state: PipelineState, plan: SnipPlan, source: SnipSource, reason: str | None = None) -> SnipRecord:
+    """The record of the plan; what it frees from the last usage's count is counted until the next usage."""
+    state.snip.tokens_freed_since_usage += plan.tokens_in_last_usage
+    return SnipRecord(uuids=list(plan.uuids), source=source, tokens_freed=plan.tokens_freed, reason=reason)
+
+
 def apply_snip(
     state: PipelineState, plan: SnipPlan, source: SnipSource, reason: str | None = None
 ) -> SnipRecord:
     """Make the plan part of the pipeline state and return the record to write."""
-    snip = state.snip
-    snip.snipped.update(plan.uuids)
-    snip.tokens_freed_since_usage += plan.tokens_in_last_usage
-    snip.tokens_freed_total += plan.tokens_freed
-    return SnipRecord(uuids=list(plan.uuids), source=source, tokens_freed=plan.tokens_freed, reason=reason)
+    record = record_snip(state, plan, source, reason)
+    apply(state, record)
+    return record
 
 
 def _input_text(tool_input: dict[str, Any]) -> str:
@@ -310,7 +315,7 @@ class SnipStage:
     def __init__(self, keep_recent: int = 10) -> None:
         self.keep_recent = keep_recent
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         if state.config.autocompact_on:
             return StageOutcome(view)
         threshold = state.config.auto_snip_threshold * state.config.effective_window
@@ -333,16 +338,14 @@ class SnipStage:
             return StageOutcome(view, detail="over the threshold, nothing snip-safe")
         plan = _make_plan(view, state, chosen, PairIndex(view))
         gone = set(plan.uuids)
-        outcome = StageOutcome(
+        reason = f"auto: over {state.config.auto_snip_threshold:.0%} of the effective window"
+        return StageOutcome(
             [m for m in view if m.uuid not in gone],
             saved_tokens=plan.tokens_freed,
             items=spans_taken,
             detail=f"{spans_taken} snip-safe tool calls, {len(gone)} entries",
+            records=[record_snip(state, plan, "auto", reason)],
         )
-        if not dry_run:
-            reason = f"auto: over {state.config.auto_snip_threshold:.0%} of the effective window"
-            outcome.records.append(apply_snip(state, plan, "auto", reason))
-        return outcome
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,16 @@
-"""What a pipeline stage is: `apply(view, state, dry_run) -> StageOutcome`.
+"""What a pipeline stage is: `apply(view, state) -> StageOutcome`.
 
-A stage returns a new view (never editing the history), the tokens it saved, and, when it
-runs for real, the transcript records and history entries its decisions produce. In a dry run
-(`/context`) it decides the same way but changes no state and produces nothing to write.
+A stage returns a new view (never editing the history), the tokens it saved, the records its
+decisions produce and the history entries to show them. It changes the state through its
+records alone (`agent_repl.context.records.apply`, which the pipeline runs on each before the
+next stage) and its bookkeeping (listed there); anything outside the state, such as a file
+written, is an effect the pipeline runs only when the projection is for real. So a dry run
+(`/context`) is the same run on a copy of the state.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,9 +29,11 @@ class StageOutcome:
     # Added to the request body (the public context_management edits) and its beta header.
     body_extras: dict[str, Any] = field(default_factory=dict)
     betas: list[str] = field(default_factory=list)
+    # Run once the projection is for real, never in a dry run (the budget's files).
+    effects: list[Callable[[], object]] = field(default_factory=list)
 
 
 class Stage(Protocol):
     name: str
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome: ...
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome: ...

@@ -2,13 +2,15 @@
 
 Every decision that changes what the model sees is kept here and written to the transcript as a
 side record, so a resume rebuilds the same state from the records alone (SPEC R2.6) and sends
-the same bytes. Stages change this state only when they run for real, never in a dry run.
+the same bytes. Records change it through `agent_repl.context.records.apply`; a dry run works on
+a `copy()`.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Literal
 
@@ -253,6 +255,16 @@ def is_prompt(message: Message) -> bool:
     )
 
 
+def _copy_part(part: object) -> object:
+    """A copy of one part of the state with its own sets, dicts and lists (their items are never edited)."""
+    duplicate = copy.copy(part)
+    for f in fields(part):  # type: ignore[arg-type]
+        value = getattr(part, f.name)
+        if isinstance(value, set | dict | list):
+            setattr(duplicate, f.name, copy.copy(value))
+    return duplicate
+
+
 @dataclass
 class PipelineState:
     config: PipelineConfig = field(default_factory=PipelineConfig)
@@ -272,6 +284,17 @@ class PipelineState:
     clock: Callable[[], datetime] = utc_now
     # Derived facts about the view being projected, shared by the stages of one projection.
     scratch: dict[tuple[str, int], object] = field(default_factory=dict)
+
+    def copy(self) -> PipelineState:
+        """A copy whose decisions and bookkeeping change without touching this state (a dry run);
+        the settings, the fact cache and the clock are shared."""
+        parts = ("budget", "snip", "microcompact", "tokens", "compaction", "collapse", "pauses")
+        return replace(
+            self,
+            **{name: _copy_part(getattr(self, name)) for name in parts},
+            rewound=set(self.rewound),
+            scratch={},
+        )
 
     def memo(self, key: str, view: list, compute: Callable[[], object]) -> object:
         """`compute()` once per projection for this very view list (stages pass lists, never edit them)."""

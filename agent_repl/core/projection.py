@@ -2,7 +2,8 @@
 
 The loop asks a `Projector` for the model's view of the history each turn; the pipeline in
 `agent_repl.context` implements it. `/context` asks the same projector with `dry_run=True`,
-which must have no side effects (no records written, no model call, no state changed).
+which must have no side effects (no records written, no model call, no state changed: the
+pipeline runs it on a copy of its state).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ class Projection:
     # token_count_with_estimation: last usage + estimate of what came after - snip freed.
     estimated_tokens: int
     reports: list[StageReport] = field(default_factory=list)
-    # Transcript side records and history entries the stages' decisions produced (not in a dry run).
+    # Transcript side records and history entries the stages' decisions produced, already applied to
+    # the state (in a dry run, to its copy: nothing to write).
     records: list[Any] = field(default_factory=list)
     new_messages: list[Message] = field(default_factory=list)
     body_extras: dict[str, Any] = field(default_factory=dict)

@@ -192,6 +192,9 @@ class CollapseCommitRecord(SideRecord):
     summary: str
     tokens_before: int | None = None
     tokens_after: int | None = None
+    # The entries the span covers, known when it is committed; not written: a resume reads them
+    # from the history between the two ends.
+    uuids: frozenset[str] | None = Field(default=None, exclude=True)
 
 
 class MicrocompactClearRecord(SideRecord):
@@ -224,6 +227,9 @@ class ServerClearRecord(SideRecord):
     tool_use_ids: list[str]
     tokens_saved: int | None = None
     trigger: str | None = None
+    # The estimate for each result when the batch is decided; not written: a resume splits
+    # `tokens_saved` evenly.
+    sizes: dict[str, int] | None = Field(default=None, exclude=True)
 
 
 class CompactionUndoRecord(SideRecord):

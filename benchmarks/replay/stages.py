@@ -2,7 +2,7 @@
 
 `ResultReplacements` re-applies the tool results a peer replaced (OpenCode's pruned outputs,
 Gemini's truncated ones) to every view; `DropOldestRounds` is the `truncate` strategy.
-Both follow the pipeline's stage contract: `apply(view, state, dry_run)`, no history edits.
+Both follow the pipeline's stage contract: `apply(view, state)`, no history edits.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class ResultReplacements:
         self.replaced: dict[str, str] = {}
         self._copies: dict[str, tuple[Message, Message, int]] = {}
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         if not self.replaced:
             return StageOutcome(view)
         return StageOutcome([self._copy(m) for m in view])
@@ -61,7 +61,10 @@ def round_starts(view: list[Message]) -> list[int]:
 class DropOldestRounds:
     """`truncate`: when the request would not fit (window - 20K reserve), whole API rounds go from
     the front (user prompts with them), down to half the limit, as Aider cuts its history head.
-    The session's opening context and the current round always stay."""
+    The session's opening context and the current round always stay.
+
+    Unlike the product's stages it keeps what it dropped itself, not in the pipeline state, so a
+    dry run would drop for real; the peer sessions never run one (no guard, memory or hooks)."""
 
     name = "truncate"
 
@@ -69,7 +72,7 @@ class DropOldestRounds:
         self.dropped: set[str] = set()
         self.drops = 0
 
-    def apply(self, view: list[Message], state: PipelineState, *, dry_run: bool) -> StageOutcome:
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         kept = [m for m in view if m.uuid not in self.dropped] if self.dropped else view
         limit = state.config.context_window - SUMMARY_RESERVE_TOKENS
         tokens = estimate_request(kept, state)
@@ -83,7 +86,7 @@ class DropOldestRounds:
             if estimate_request([*kept[:opening], *kept[cut:]], state) <= TRUNCATE_KEEP_FRACTION * limit:
                 break
         gone = {m.uuid for m in kept[opening:cut]}
-        if not dry_run and gone:
+        if gone:
             self.dropped |= gone
             self.drops += 1
             # As snip does: the last usage still counts what left, so the next estimate subtracts it.

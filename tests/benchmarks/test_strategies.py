@@ -67,7 +67,7 @@ def test_truncate_drops_whole_rounds_from_the_front_down_to_half_the_limit():
     state = PipelineState(config=PipelineConfig(context_window=40_000))
     stage = DropOldestRounds()
     view = view_with(1, 12, "word " * 2_000)  # ~2K tokens a round, ~24K in all, limit 20K
-    outcome = stage.apply(view, state, dry_run=False)
+    outcome = stage.apply(view, state)
     kept = outcome.view
     assert kept[0] is view[0] and kept[-1] is view[-1] and stage.drops == 1
     assert isinstance(kept[1], AssistantMessage)  # the cut falls at a round start
@@ -76,7 +76,7 @@ def test_truncate_drops_whole_rounds_from_the_front_down_to_half_the_limit():
     assert ids == results  # no tool_use without its result
     assert state.snip.tokens_freed_since_usage > 0
     # The next projection re-applies the same drop and drops nothing more.
-    again = stage.apply(view, state, dry_run=False)
+    again = stage.apply(view, state)
     assert [m.uuid for m in again.view] == [m.uuid for m in kept] and stage.drops == 1
 
 

@@ -118,9 +118,12 @@ def test_dry_run_decides_the_same_and_changes_nothing(tmp_path):
     history = parallel_turn()
     p = pipeline(tmp_path)
     dry = p.project(history, dry_run=True)
-    assert not dry.records and not p.state.budget.seen and not (tmp_path / "tool-results").exists()
+    # The same run on a copy of the state: the same decisions, none of them kept, no file written.
+    assert not p.state.budget.seen and not p.state.budget.replacements and not (tmp_path / "tool-results").exists()
     real = p.project(history)
-    assert dry.wire == real.wire
+    assert dry.wire == real.wire and real.records
+    assert [(r.tool_use_id, r.replacement) for r in dry.records] == [(r.tool_use_id, r.replacement) for r in real.records]
+    assert (tmp_path / "tool-results").is_dir()
 
 
 def test_replacement_is_re_emitted_byte_for_byte_after_resume_from_records(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from agent_repl.context.estimate import text_cl100k
@@ -79,8 +80,10 @@ def test_no_time_based_clear_within_the_gap_or_in_a_dry_run():
     assert make(PipelineConfig(), T0 + timedelta(minutes=6)).project(history).records
     p = make(PipelineConfig(), T0 + timedelta(minutes=62))
     dry = p.project(history, dry_run=True)
-    assert not dry.records and not p.state.microcompact.cleared
+    # A dry run decides the same on a copy of the state: this one keeps nothing.
+    assert dry.records and not p.state.microcompact.cleared and not p.state.microcompact.freed_since_usage
     assert results_in(dry.wire)["t0"]["content"].startswith(CLEARED_TOOL_RESULT)
+    assert p.project(history).wire == dry.wire and p.state.microcompact.cleared
 
 
 def test_time_based_clear_resets_the_cached_registry():
@@ -183,7 +186,10 @@ def test_the_estimate_subtracts_results_deleted_after_the_last_usage():
     stamp_as_sent(p, history)
     anchor = next(m for m in reversed(history) if isinstance(m, AssistantMessage))
     p.observe_response(Usage(input_tokens=10, cache_read_input_tokens=5_000), anchor_uuid=anchor.uuid)
-    untouched = p.project(history, dry_run=True)
+    # The same view on a copy of the state whose trigger is never reached: nothing deleted.
+    trial = p.state.copy()
+    trial.config = replace(config, cached_trigger=100)
+    untouched = p.preview(history, trial)
     projection = p.project(history)
     [microcompact] = [r for r in projection.reports if r.stage == "microcompact"]
     freed = microcompact.tokens_before - microcompact.tokens_after

@@ -6,6 +6,7 @@ from agent_repl.context.estimate import estimate_messages, estimate_request, tok
 from agent_repl.context.ids import short_id
 from agent_repl.context.normalize import INTERRUPTED_TOOL_RESULT
 from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.records import apply
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.snip import SnipError, SnipPlan, SnipStage, apply_snip, plan_snip
 from agent_repl.context.state import PinnedCacheEdit, PipelineConfig, PipelineState
@@ -165,13 +166,13 @@ def test_after_a_snip_the_stale_usage_is_no_anchor():
     stamp_as_sent(Pipeline([], state), view)
     state.tokens.last_usage = Usage(input_tokens=40_000, output_tokens=200)
     state.tokens.last_usage_anchor = view[7].uuid
-    Pipeline([], state).project(view, dry_run=True)
+    Pipeline([], state).project(view)
     before = token_count_with_estimation(view, state)
     assert before == 40_200 + estimate_messages(view[8:], state)
     snip = plan(view, state, short_id(view[3].uuid))
     assert snip.tokens_in_last_usage == snip.tokens_freed
     apply_snip(state, snip, "user")
-    after_view = Pipeline([], state).project(view, dry_run=True).view
+    after_view = Pipeline([], state).project(view).view
     assert token_count_with_estimation(after_view, state) == estimate_request(after_view, state)
     # The next usage sees the snip itself: nothing is subtracted any more.
     Pipeline([], state).observe_response(Usage(input_tokens=30_000), anchor_uuid=view[10].uuid)
@@ -211,7 +212,7 @@ def over_threshold_state(view: list[Message], **config: object) -> PipelineState
 def test_below_the_threshold_the_stage_does_nothing():
     view = long_history(12)
     state = PipelineState()
-    outcome = SnipStage().apply(view, state, dry_run=False)
+    outcome = SnipStage().apply(view, state)
     assert outcome.view is view and outcome.records == [] and outcome.saved_tokens == 0
     assert state.snip.snipped == set()
 
@@ -221,7 +222,7 @@ def test_over_the_threshold_old_results_go_oldest_first_until_under_ninety_perce
     state = over_threshold_state(view)
     threshold = state.config.auto_snip_threshold * state.config.effective_window
     before = token_count_with_estimation(view, state)
-    outcome = SnipStage(keep_recent=10).apply(view, state, dry_run=False)
+    outcome = SnipStage(keep_recent=10).apply(view, state)
     [record] = outcome.records
     assert record.source == "auto" and record.tokens_freed == outcome.saved_tokens
     snipped = [i for i, m in enumerate(view) if m.uuid in set(record.uuids)]
@@ -233,6 +234,7 @@ def test_over_the_threshold_old_results_go_oldest_first_until_under_ninety_perce
     one_fewer = estimate_messages([view[snipped[-2]], view[snipped[-1]]], state)
     assert after + one_fewer >= 0.9 * threshold
     assert outcome.items == len(snipped) // 2
+    apply(state, record)
     assert state.snip.snipped == set(record.uuids)
 
 
@@ -240,7 +242,7 @@ def test_the_newest_results_and_the_current_turn_are_never_taken():
     view = long_history(12)
     state = over_threshold_state(view)
     state.config.effective_window //= 4  # far over: take everything that is allowed
-    outcome = SnipStage(keep_recent=10).apply(view, state, dry_run=False)
+    outcome = SnipStage(keep_recent=10).apply(view, state)
     [record] = outcome.records
     # 13 results: the 10 newest include the current turn's; only the 3 oldest pairs may go.
     assert set(record.uuids) == {m.uuid for m in view[1:7]}
@@ -260,7 +262,7 @@ def test_a_failed_call_later_done_right_goes_and_an_unanswered_failure_stays():
     ]
     state = over_threshold_state(view, clearable_tools=frozenset({"Read"}))
     state.config.effective_window //= 4
-    outcome = SnipStage().apply(view, state, dry_run=False)
+    outcome = SnipStage().apply(view, state)
     [record] = outcome.records
     assert record.uuids == [view[1].uuid, view[2].uuid]
 
@@ -268,11 +270,14 @@ def test_a_failed_call_later_done_right_goes_and_an_unanswered_failure_stays():
 def test_a_dry_run_decides_the_same_and_changes_nothing():
     view = long_history(14)
     state = over_threshold_state(view)
-    dry = SnipStage().apply(view, state, dry_run=True)
-    assert dry.records == [] and state.snip.snipped == set() and state.snip.tokens_freed_total == 0
-    real = SnipStage().apply(view, state, dry_run=False)
-    assert [m.uuid for m in dry.view] == [m.uuid for m in real.view] and dry.saved_tokens == real.saved_tokens
-    assert len(dry.view) < len(view)
+    pipeline = Pipeline([SnipStage()], state)
+    dry = pipeline.project(view, dry_run=True)
+    assert state.snip.snipped == set() and state.snip.tokens_freed_total == 0
+    assert state.snip.tokens_freed_since_usage == 0
+    real = pipeline.project(view)
+    assert [m.uuid for m in dry.view] == [m.uuid for m in real.view] and dry.estimated_tokens == real.estimated_tokens
+    assert [r.uuids for r in dry.records] == [r.uuids for r in real.records] and len(dry.view) < len(view)
+    assert state.snip.snipped == set(real.records[0].uuids)
 
 
 def test_the_pipeline_reports_the_stage_and_passes_its_record_on():
@@ -305,7 +310,7 @@ def test_results_microcompact_already_handled_and_cache_edit_anchors_are_left_al
     state.microcompact.cleared["r0"] = "[Old tool result content cleared]"
     state.microcompact.deleted.add("r1")
     state.microcompact.pinned.append(PinnedCacheEdit(anchor_uuid=view[6].uuid, tool_use_ids=["r1"]))
-    outcome = SnipStage(keep_recent=10).apply(view, state, dry_run=True)
+    outcome = SnipStage(keep_recent=10).apply(view, state)
     # r0 was cleared, r1 deleted from the cache, r2's result carries the pinned edit: nothing is left.
     assert outcome.view is view and outcome.detail == "over the threshold, nothing snip-safe"
 
@@ -315,8 +320,8 @@ def test_while_autocompact_is_on_the_automatic_snip_stands_aside():
     view = long_history(14)
     state = over_threshold_state(view)
     state.config.autocompact_on = True
-    outcome = SnipStage(keep_recent=10).apply(view, state, dry_run=False)
+    outcome = SnipStage(keep_recent=10).apply(view, state)
     assert outcome.view is view and outcome.records == [] and state.snip.snipped == set()
     # Autocompact off (settings, or its circuit breaker opened): the snip keeps the session going.
     state.config.autocompact_on = False
-    assert SnipStage(keep_recent=10).apply(view, state, dry_run=False).records
+    assert SnipStage(keep_recent=10).apply(view, state).records
