@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 
 from agent_repl.context.estimate import text_cl100k
+from agent_repl.context.rounds import index_of
 from agent_repl.context.stage import StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, UserMessage
@@ -34,20 +35,6 @@ from agent_repl.core.persisted_output import (
     tool_result_path,
 )
 from agent_repl.transcript.records import ContentReplacementRecord
-
-
-def wire_groups(view: list[Message]) -> list[list[int]]:
-    """Indexes of the user entries that normalization merges into each wire-level user message."""
-    groups: list[list[int]] = [[]]
-    last_reply: str | None = None
-    for index, message in enumerate(view):
-        if isinstance(message, AssistantMessage):
-            if message.message_id != last_reply and groups[-1]:
-                groups.append([])
-            last_reply = message.message_id
-        elif isinstance(message, UserMessage):
-            groups[-1].append(index)
-    return [g for g in groups if g]
 
 
 def tool_names(view: list[Message], state: PipelineState) -> dict[str, str]:
@@ -98,7 +85,7 @@ class ToolResultBudget:
         effects: list[Callable[[], object]] = []
         newly_seen: set[str] = set()
         saved = 0
-        for group in wire_groups(view):
+        for group in index_of(view, state).wire_groups():
             frozen: list[ToolResultBlock] = []
             fresh: list[_Candidate] = []
             for index in group:

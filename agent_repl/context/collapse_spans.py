@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator
 
 from agent_repl.context.collapse_summary import summarize_span
 from agent_repl.context.estimate import estimate_messages
-from agent_repl.context.snip import current_turn_start
+from agent_repl.context.rounds import index_of
 from agent_repl.context.state import CollapsedSpan, PipelineState
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from agent_repl.core.messages import Message, SystemMessage, UserMessage
 
 # A span closes once it holds this share of the effective window (at least MIN_SPAN_TOKENS).
 SPAN_SHARE = 0.10
@@ -74,43 +74,6 @@ def make_span(entries: Iterable[Message], summary: str) -> CollapsedSpan | None:
     return CollapsedSpan(collapse_id_for(start, end), start, end, summary, frozenset(m.uuid for m in members))
 
 
-def round_segments(view: list[Message], state: PipelineState, end: int) -> list[tuple[int, int]]:
-    """The smallest runs `[a, b)` of `view[:end]` that no tool pair and no `message_id` crosses.
-
-    A run that would reach `end` or beyond (into the current turn) is not returned, nor anything after it.
-    """
-    last_of_reply: dict[str, int] = {}
-    last_result: dict[str, int] = {}
-    for index, message in enumerate(view):
-        if isinstance(message, AssistantMessage):
-            last_of_reply[message.message_id] = index
-        elif isinstance(message, UserMessage):
-            for tool_use_id in state.facts.get(message).result_ids:
-                last_result[tool_use_id] = index
-
-    def reach(index: int) -> int:
-        message = view[index]
-        if not isinstance(message, AssistantMessage):
-            return index
-        furthest = last_of_reply[message.message_id]
-        for tool_use_id, _ in state.facts.get(message).tool_uses:
-            furthest = max(furthest, last_result.get(tool_use_id, index))
-        return furthest
-
-    segments: list[tuple[int, int]] = []
-    start = 0
-    while start < end:
-        furthest, index = reach(start), start
-        while index < furthest:
-            index += 1
-            furthest = max(furthest, reach(index))
-        if furthest >= end:
-            break
-        segments.append((start, furthest + 1))
-        start = furthest + 1
-    return segments
-
-
 def span_saving(span: CollapsedSpan, by_uuid: dict[str, Message], state: PipelineState) -> int:
     """Estimated tokens the span frees in this view: its entries out, its `<collapsed>` entry in."""
     members = [by_uuid[u] for u in span.uuids if u in by_uuid]
@@ -140,7 +103,8 @@ def candidate_spans(
         saving = span_saving(span, by_uuid, state)
         return (span, saving) if saving > 0 else None
 
-    for a, b in round_segments(view, state, current_turn_start(view)):
+    rounds = index_of(view, state)
+    for a, b in rounds.segments(rounds.latest_prompt_index()):
         entries = view[a:b]
         if any(is_barrier(m) or m.uuid in taken for m in entries):
             found = finish() if current else None

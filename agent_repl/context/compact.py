@@ -33,6 +33,7 @@ from agent_repl.context.estimate import estimate_messages, token_count_with_esti
 from agent_repl.context.fork import fork_request
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.records import apply
+from agent_repl.context.rounds import index_of
 from agent_repl.context.shrink import (
     CompactionError,
     drop_oldest_rounds,
@@ -85,20 +86,15 @@ def is_typed_prompt(message: Message) -> bool:
     )
 
 
-def current_turn_start(view: list[Message], state: PipelineState, max_tokens: int = KEPT_TAIL_MAX_TOKENS) -> int | None:
+def kept_tail_start(view: list[Message], state: PipelineState, max_tokens: int = KEPT_TAIL_MAX_TOKENS) -> int | None:
     """Where the kept tail of a full compaction starts: the latest typed prompt, or, when that turn
     is too big, the latest API round that fits; None to keep nothing."""
     starts = [i for i, m in enumerate(view) if is_typed_prompt(m)]
     if starts and estimate_messages(view[starts[-1] :], state) <= max_tokens:
         return starts[-1]
-    for index in range(len(view) - 1, 0, -1):
-        message = view[index]
-        previous = view[index - 1]
-        round_start = isinstance(message, AssistantMessage) and not (
-            isinstance(previous, AssistantMessage) and previous.message_id == message.message_id
-        )
-        if round_start:
-            return index if estimate_messages(view[index:], state) <= max_tokens else None
+    rounds = [start for start in index_of(view, state).round_starts() if start > 0]
+    if rounds:
+        return rounds[-1] if estimate_messages(view[rounds[-1] :], state) <= max_tokens else None
     return None
 
 
@@ -108,7 +104,7 @@ def first_unsent_entry(view: list[Message], state: PipelineState) -> Message | N
     reply = next((m for m in reversed(view) if m.uuid == anchor), None)
     if not isinstance(reply, AssistantMessage):
         return None
-    return next(m for m in view if isinstance(m, AssistantMessage) and m.message_id == reply.message_id)
+    return view[index_of(view, state).reply_first[reply.message_id]]
 
 
 def kept_tail_budget(state: PipelineState) -> int:
@@ -200,7 +196,7 @@ class Compactor:
     ) -> CompactionOutcome | None:
         """The API's own summary (on-demand compaction); None to fall back to ours."""
         view, before = projection.view, projection.estimated_tokens
-        start = current_turn_start(view, self.pipeline.state, kept_tail_budget(self.pipeline.state))
+        start = kept_tail_start(view, self.pipeline.state, kept_tail_budget(self.pipeline.state))
         kept = view[start] if start is not None else None
         split = split_for_kept_turns(projection, kept)
         kept_tokens = estimate_messages(view[start:], self.pipeline.state) if split < len(projection.wire) else 0
@@ -260,7 +256,7 @@ class Compactor:
         state = self.pipeline.state
         question = summary_request(instructions)
         budget = kept_tail_budget(state)
-        start = current_turn_start(view, state, budget)
+        start = kept_tail_start(view, state, budget)
         if byte_budget is not None and start is not None and _entry_bytes(view[start:], state) > byte_budget // 2:
             start = None  # what is kept verbatim must be light in bytes too
         # What the last request sent is in the cache; what came after it (its reply, new results, a

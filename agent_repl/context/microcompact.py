@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agent_repl.context.budget import replace_results, tool_names, wire_groups
+from agent_repl.context.budget import replace_results, tool_names
 from agent_repl.context.estimate import text_cl100k
+from agent_repl.context.rounds import index_of
 from agent_repl.context.server_clear import clear_edit, plan_batch, record_batch
 from agent_repl.context.stage import StageOutcome
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineState
@@ -143,7 +144,7 @@ class Microcompact:
 
     def _cached(self, view: list[Message], state: PipelineState) -> StageOutcome:
         config, mc = state.config, state.microcompact
-        groups = wire_groups(view)
+        groups = index_of(view, state).wire_groups()
         unsent = set(groups[-1]) if groups else set()
         live_at = [
             (index, tid)

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 from agent_repl.context.compact_prompt import extract_summary, memory_request
 from agent_repl.context.estimate import estimate_message
 from agent_repl.context.fork import fork_request
+from agent_repl.context.rounds import index_of
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.core.messages import Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.core.recovery import CUT_OFF_STOP_REASONS
 from agent_repl.transcript.paths import FILE_MODE, ensure_private_dir
 from agent_repl.transcript.records import SessionMemoryRecord
@@ -256,29 +257,6 @@ def tail_floor(view: list[Message]) -> int:
     return floor
 
 
-def keep_pairs_together(view: list[Message], start: int) -> int:
-    """Move `start` back until the tail holds the tool_use of every tool_result in it and every
-    entry of each streamed reply (one `message_id`: thinking + text + tool_use) it touches."""
-    tool_use_at: dict[str, int] = {}
-    first_of_reply: dict[str, int] = {}
-    for index, message in enumerate(view):
-        if isinstance(message, AssistantMessage):
-            first_of_reply.setdefault(message.message_id, index)
-            for block in message.tool_uses():
-                tool_use_at.setdefault(block.id, index)
-    # `start` only moves back, so one pass from the end sees every entry the tail gains.
-    index = len(view) - 1
-    while index >= start:
-        message = view[index]
-        if isinstance(message, AssistantMessage):
-            start = min(start, first_of_reply[message.message_id])
-        elif isinstance(message, UserMessage):
-            for result in message.tool_results():
-                start = min(start, tool_use_at.get(result.tool_use_id, start))
-        index -= 1
-    return start
-
-
 def select_kept_tail(
     view: list[Message],
     last_summarized_uuid: str,
@@ -315,7 +293,7 @@ def select_kept_tail(
         start -= 1
         tokens += size(earlier)
         count += not isinstance(earlier, SystemMessage)
-    start = keep_pairs_together(view, start)
+    start = index_of(view, state).cut_at_or_before(start)
     if start <= floor or start >= len(view):
         return None
     return start

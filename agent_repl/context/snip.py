@@ -25,14 +25,13 @@ from agent_repl.context.estimate import (
 from agent_repl.context.ids import ID_LENGTH, short_id
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.records import apply
+from agent_repl.context.rounds import index_of
 from agent_repl.context.stage import StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
-    ToolResultBlock,
-    ToolUseBlock,
     UserMessage,
 )
 from agent_repl.core.tool import ToolPorts
@@ -66,15 +65,6 @@ def is_tagged(message: Message) -> bool:
     return isinstance(message, UserMessage) and not message.is_meta
 
 
-def current_turn_start(view: list[Message]) -> int:
-    """Index of the last user prompt: it and everything after it are the turn still being worked on."""
-    for index in range(len(view) - 1, -1, -1):
-        message = view[index]
-        if isinstance(message, UserMessage) and not message.is_meta and not message.is_tool_result():
-            return index
-    return len(view)
-
-
 def _clean_ref(ref: str) -> str:
     ref = ref.strip()
     lowered = ref.lower()
@@ -99,61 +89,7 @@ def resolve_ref(view: list[Message], ref: str) -> int | None:
     return None
 
 
-class PairIndex:
-    """Where each tool_use and tool_result sits in a view, to keep pairs together."""
-
-    def __init__(self, view: list[Message]) -> None:
-        self.view = view
-        self.use_at: dict[str, int] = {}
-        self.use_block: dict[str, ToolUseBlock] = {}
-        self.results_at: dict[str, list[int]] = {}
-        self.results: list[tuple[int, ToolResultBlock]] = []
-        for index, message in enumerate(view):
-            if isinstance(message, AssistantMessage):
-                for use in message.tool_uses():
-                    self.use_at[use.id] = index
-                    self.use_block[use.id] = use
-            elif isinstance(message, UserMessage):
-                for result in message.tool_results():
-                    self.results_at.setdefault(result.tool_use_id, []).append(index)
-                    self.results.append((index, result))
-
-    def _tool_ids(self, index: int) -> list[str]:
-        message = self.view[index]
-        if isinstance(message, AssistantMessage):
-            return [use.id for use in message.tool_uses()]
-        if isinstance(message, UserMessage):
-            return [result.tool_use_id for result in message.tool_results()]
-        return []
-
-    def closure(self, indexes: Iterable[int]) -> set[int]:
-        """The entries plus every entry holding the other half of one of their tool calls, transitively."""
-        chosen = set(indexes)
-        pending = list(chosen)
-        while pending:
-            for tool_use_id in self._tool_ids(pending.pop()):
-                use = self.use_at.get(tool_use_id)
-                for other in ([] if use is None else [use]) + self.results_at.get(tool_use_id, []):
-                    if other not in chosen:
-                        chosen.add(other)
-                        pending.append(other)
-        return chosen
-
-    def tool_calls_in(self, indexes: Iterable[int]) -> int:
-        return sum(len(self._tool_ids(i)) for i in indexes if isinstance(self.view[i], AssistantMessage))
-
-    def results_in(self, indexes: Iterable[int]) -> set[str]:
-        return {
-            tool_use_id
-            for i in indexes
-            if isinstance(self.view[i], UserMessage)
-            for tool_use_id in self._tool_ids(i)
-        }
-
-
-def _make_plan(
-    view: list[Message], state: PipelineState, indexes: Iterable[int], pairs: PairIndex
-) -> SnipPlan:
+def _make_plan(view: list[Message], state: PipelineState, indexes: Iterable[int]) -> SnipPlan:
     ordered = sorted(indexes)
     anchor = last_usage_index(view, state)
     freed = in_usage = 0
@@ -162,7 +98,8 @@ def _make_plan(
         freed += tokens
         if anchor is not None and index <= anchor:
             in_usage += tokens
-    return SnipPlan(tuple(view[i].uuid for i in ordered), freed, in_usage, pairs.tool_calls_in(ordered))
+    calls = index_of(view, state).tool_calls_in(ordered)
+    return SnipPlan(tuple(view[i].uuid for i in ordered), freed, in_usage, calls)
 
 
 def _unknown_id(ref: str, state: PipelineState) -> SnipError:
@@ -203,7 +140,8 @@ def plan_snip(
             "Pass the earlier message as start_id.",
             "the end of the range comes before its start",
         )
-    turn = len(view) if between_turns else current_turn_start(view)
+    rounds = index_of(view, state)
+    turn = len(view) if between_turns else rounds.latest_prompt_index()
     current_turn = SnipError(
         "That would remove part of the current turn (the user's latest request and what followed it), "
         "which is still in use. Only earlier messages can be snipped.",
@@ -211,8 +149,7 @@ def plan_snip(
     )
     if end >= turn:
         return current_turn
-    pairs = PairIndex(view)
-    chosen = pairs.closure(i for i in range(start, end + 1) if not isinstance(view[i], SystemMessage))
+    chosen = rounds.pair_closure(i for i in range(start, end + 1) if not isinstance(view[i], SystemMessage))
     if not chosen:
         return SnipError(
             "Those ids name nothing that is sent to you; nothing was snipped.", "nothing to snip there"
@@ -229,7 +166,7 @@ def plan_snip(
             "follow in the range, or snip a later span.",
             "the view would start with an assistant reply",
         )
-    return _make_plan(view, state, chosen, pairs)
+    return _make_plan(view, state, chosen)
 
 
 def record_snip(state: PipelineState, plan: SnipPlan, source: SnipSource, reason: str | None = None) -> SnipRecord:
@@ -268,19 +205,21 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
     Never the current turn, never a result microcompact already cleared or deleted from the cache,
     never the entry a pinned cache edit rides on.
     """
-    turn = current_turn_start(view)
-    pairs = PairIndex(view)
+    rounds = index_of(view, state)
+    turn = rounds.latest_prompt_index()
     mc, clearable = state.microcompact, state.config.clearable_tools
-    recent = {result.tool_use_id for _, result in pairs.results[-keep_recent:]} if keep_recent > 0 else set()
+    results = rounds.result_blocks()
+    recent = {result.tool_use_id for _, result in results[-keep_recent:]} if keep_recent > 0 else set()
+    uses = {tool_use_id: rounds.use_block(tool_use_id) for _, tool_use_id in rounds.results()}
     succeeded: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    for index, result in pairs.results:
-        use = pairs.use_block.get(result.tool_use_id)
+    for index, result in results:
+        use = uses[result.tool_use_id]
         if use is not None and not result.is_error:
             succeeded.setdefault(use.name, []).append((index, use.input))
     candidates: set[str] = set()
-    for index, result in pairs.results:
+    for index, result in results:
         tool_use_id = result.tool_use_id
-        use = pairs.use_block.get(tool_use_id)
+        use = uses[tool_use_id]
         if use is None or index >= turn or tool_use_id in mc.cleared or tool_use_id in mc.deleted:
             continue
         if use.name in clearable and tool_use_id not in recent:
@@ -295,10 +234,10 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
     anchors = {edit.anchor_uuid for edit in mc.pinned} | set(state.collapse.owner)
     spans: list[set[int]] = []
     for tool_use_id in candidates:
-        span = pairs.closure([pairs.use_at[tool_use_id]])
+        span = rounds.pair_closure(rounds.uses_at[tool_use_id])
         if (
             max(span) < turn
-            and pairs.results_in(span) <= candidates
+            and rounds.answered_in(span) <= candidates
             and not any(view[i].uuid in anchors for i in span)
         ):
             spans.append(span)
@@ -336,7 +275,7 @@ class SnipStage:
             freed += estimate_messages([view[i] for i in sorted(new)], state)
         if not chosen:
             return StageOutcome(view, detail="over the threshold, nothing snip-safe")
-        plan = _make_plan(view, state, chosen, PairIndex(view))
+        plan = _make_plan(view, state, chosen)
         gone = set(plan.uuids)
         reason = f"auto: over {state.config.auto_snip_threshold:.0%} of the effective window"
         return StageOutcome(

@@ -14,6 +14,7 @@ from agent_repl.context.budget import replace_results
 from agent_repl.context.compact import CompactionOutcome, Trigger
 from agent_repl.context.compact_prompt import continuation_message
 from agent_repl.context.estimate import estimate_request
+from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import CLEARED_TOOL_RESULT
 from agent_repl.core.messages import AssistantMessage, Message, UserMessage
 from benchmarks.replay.peer_summary import (
@@ -23,7 +24,7 @@ from benchmarks.replay.peer_summary import (
     install,
     typed_prompts,
 )
-from benchmarks.replay.stages import ResultReplacements, round_starts
+from benchmarks.replay.stages import ResultReplacements
 
 if TYPE_CHECKING:
     from agent_repl.core.session import Session
@@ -218,7 +219,7 @@ class OpenCodeCompactor:
         # A turn starts at a user prompt or at a summary (OpenCode's synthetic "continue" prompt).
         prompts = [i for i, m in enumerate(view) if isinstance(m, UserMessage) and not m.is_tool_result() and not m.is_meta]
         ends = [*prompts[1:], len(view)][: len(prompts)]
-        starts = set(round_starts(view))
+        starts = set(ConversationIndex(view).round_starts())
         keep, total = None, 0
         for start, end in reversed(list(zip(prompts, ends, strict=True))):
             size = sum(entry_chars(m) // 4 for m in view[start:end])

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from agent_repl.context.budget import replace_results
 from agent_repl.context.estimate import estimate_messages, estimate_request
+from agent_repl.context.rounds import index_of
 from agent_repl.context.stage import StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import SUMMARY_RESERVE_TOKENS
-from agent_repl.core.messages import AssistantMessage, Message, UserMessage
+from agent_repl.core.messages import Message, UserMessage
 
 # Aider (aider/history.py): the head is cut so that about half of the budget is left.
 TRUNCATE_KEEP_FRACTION = 0.5
@@ -47,17 +48,6 @@ class ResultReplacements:
         return copy
 
 
-def round_starts(view: list[Message]) -> list[int]:
-    """Indexes where an API round starts: a reply whose message_id differs from the reply before."""
-    starts, last_id = [], None
-    for index, message in enumerate(view):
-        if isinstance(message, AssistantMessage):
-            if message.message_id != last_id:
-                starts.append(index)
-            last_id = message.message_id
-    return starts
-
-
 class DropOldestRounds:
     """`truncate`: when the request would not fit (window - 20K reserve), whole API rounds go from
     the front (user prompts with them), down to half the limit, as Aider cuts its history head.
@@ -79,7 +69,7 @@ class DropOldestRounds:
         if tokens <= limit:
             return StageOutcome(kept)
         opening = 1 if kept and isinstance(kept[0], UserMessage) and kept[0].is_meta else 0
-        starts = [s for s in round_starts(kept) if s > opening]
+        starts = [s for s in index_of(kept, state).round_starts() if s > opening]
         cut = opening
         for start in starts[:-1]:
             cut = start

@@ -3,6 +3,7 @@ the truncate stage and the naive strategy's single breakpoint."""
 
 from __future__ import annotations
 
+from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.core.messages import (
     AssistantMessage,
@@ -13,7 +14,7 @@ from agent_repl.core.messages import (
     UserMessage,
 )
 from benchmarks.replay.compactors import OpenCodeCompactor, budget_truncations, find_split_point
-from benchmarks.replay.stages import DropOldestRounds, ResultReplacements, round_starts
+from benchmarks.replay.stages import DropOldestRounds, ResultReplacements
 from benchmarks.replay.strategies import one_breakpoint
 
 
@@ -60,7 +61,7 @@ def test_opencode_tail_is_whole_recent_turns_or_the_end_of_the_current_one():
     assert start < view.index(next(m for m in view if m.text() == "prompt 1"))
     one_turn = view_with(1, 8, "z" * 4000)
     start = compactor.tail_start(one_turn, 2_500)
-    assert start in round_starts(one_turn) and len(one_turn) - start <= 5
+    assert start in ConversationIndex(one_turn).round_starts() and len(one_turn) - start <= 5
 
 
 def test_truncate_drops_whole_rounds_from_the_front_down_to_half_the_limit():

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_repl.context.budget import ToolResultBudget, wire_groups
+from agent_repl.context.budget import ToolResultBudget
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.resume import rebuild_state
+from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.core.messages import (
     AssistantMessage,
@@ -60,7 +61,7 @@ def parallel_turn() -> list:
 
 def test_parallel_results_stored_as_n_entries_are_budgeted_as_one_wire_message(tmp_path):
     history = parallel_turn()
-    assert wire_groups(history) == [[0], [4, 5, 6]]
+    assert ConversationIndex(history).wire_groups() == [[0], [4, 5, 6]]
     p = pipeline(tmp_path)
     projection = p.project(history)
     results = wire_results(projection)
@@ -76,7 +77,7 @@ def test_parallel_results_stored_as_n_entries_are_budgeted_as_one_wire_message(t
 
 def test_a_split_message_id_with_results_between_its_blocks_is_still_one_group(tmp_path):
     history = [UserMessage(content="go"), call("a", "m1"), result("a", 700), call("b", "m1"), result("b", 700)]
-    assert wire_groups(history) == [[0], [2, 4]]
+    assert ConversationIndex(history).wire_groups() == [[0], [2, 4]]
     projection = pipeline(tmp_path).project(history)
     replaced = [tid for tid, text in wire_results(projection).items() if text.startswith(PERSISTED_OUTPUT_TAG)]
     assert len(replaced) == 1

@@ -15,7 +15,8 @@ from agent_repl.context.collapse_spans import candidate_spans, make_span, placeh
 from agent_repl.context.estimate import estimate_request, token_count_with_estimation
 from agent_repl.context.pipeline import Pipeline
 from agent_repl.context.resume import rebuild_state
-from agent_repl.context.snip import current_turn_start, snip_safe_spans
+from agent_repl.context.rounds import ConversationIndex
+from agent_repl.context.snip import snip_safe_spans
 from agent_repl.context.state import PinnedCacheEdit, PipelineConfig, PipelineState
 from agent_repl.core.messages import (
     AssistantMessage,
@@ -188,7 +189,7 @@ def test_the_current_turn_and_the_opening_context_are_never_collapsed():
         ),
         UserMessage(content=[ToolResultBlock(tool_use_id="cur-t", content=BIG)]),
     ]
-    turn_start = current_turn_start(view)
+    turn_start = ConversationIndex(view).latest_prompt_index()
     state = state_at(view, 2.0)
     records = drain_staged(view, state)
     assert records
@@ -259,7 +260,7 @@ def test_drain_commits_every_staged_span_then_stages_everything_then_gives_up():
     assert more
     assert all(
         m.uuid in state.collapse.owner
-        for m in view[1 : current_turn_start(view)]
+        for m in view[1 : ConversationIndex(view).latest_prompt_index()]
         if isinstance(m, UserMessage)
     )
     assert drain_staged(view, state) == []

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent_repl.context.compact import current_turn_start
+from agent_repl.context.compact import kept_tail_start
 from agent_repl.context.compact_prompt import continuation_message
+from agent_repl.context.estimate import estimate_messages
 from agent_repl.context.pipeline import slice_after_compact_boundary
 from agent_repl.context.shrink import CompactionError, drop_oldest_rounds, prompt_too_long_gap
 from agent_repl.context.state import PipelineState
@@ -109,8 +110,8 @@ def test_kept_tail_is_the_current_turn_when_it_fits():
         AssistantMessage(message_id="m2", content=[ToolUseBlock(id="t", name="Read", input={})]),
         UserMessage(content=[ToolResultBlock(tool_use_id="t", content="small")]),
     ]
-    assert current_turn_start(view, state) == 2
-    assert current_turn_start(view, state, max_tokens=1) is None
+    assert kept_tail_start(view, state) == 2
+    assert kept_tail_start(view, state, max_tokens=1) is None
 
 
 def test_the_slice_puts_the_kept_tail_after_the_summary_and_skips_undone_boundaries():
@@ -153,3 +154,19 @@ def test_the_cost_aware_trigger_compacts_only_when_the_reads_it_saves_outweigh_t
     # Cheaper reads make carrying cheaper: the same context pays later.
     assert compaction_pays(100_000, 40_000, 2_000, 20, read=0.1)
     assert not compaction_pays(100_000, 40_000, 2_000, 20, read=0.01)
+
+
+def test_kept_tail_never_starts_inside_a_streamed_reply_split_around_its_results():
+    """A reply stored as entries with a result between them (parallel calls) is one round: a tail
+    starting at its second call would send that call without the thinking and calls before it."""
+    state = PipelineState()
+    view = [
+        UserMessage(content="go"),
+        AssistantMessage(message_id="m1", content=[ToolUseBlock(id="a", name="Read", input={})]),
+        UserMessage(content=[ToolResultBlock(tool_use_id="a", content="x" * 400)]),
+        AssistantMessage(message_id="m1", content=[ToolUseBlock(id="b", name="Read", input={})]),
+        UserMessage(content=[ToolResultBlock(tool_use_id="b", content="y")]),
+    ]
+    assert kept_tail_start(view, state) == 0  # the whole turn fits
+    assert kept_tail_start(view, state, max_tokens=estimate_messages(view[1:], state)) == 1
+    assert kept_tail_start(view, state, max_tokens=estimate_messages(view[3:], state)) is None

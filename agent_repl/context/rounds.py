@@ -1,0 +1,190 @@
+"""The conversation index: API rounds, tool pairs and wire groups of one view, computed once.
+
+An API round is one streamed reply (the assistant entries sharing a `message_id`, stored one
+content block each) together with the tool results that answer it. The rule every stage keeps:
+never split a tool pair or one streamed reply. So a stage that cuts the view (a collapse span,
+a compaction's kept tail, a truncation) cuts only where no round is open (`cuts`), and a stage
+that takes entries out (snip) takes every entry holding the other half of a tool call
+(`pair_closure`). Parallel calls whose results interleave with the reply's later blocks, a
+result stored before its call, an orphan result and an interrupted call with no result are all
+accounted for: a cut never falls between any two entries that mention the same tool_use id or
+the same reply.
+
+`index_of(view, state)` builds the index once per view list and every stage of a projection
+shares it; `ConversationIndex(view)` builds one without pipeline state (the benchmarks).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
+
+if TYPE_CHECKING:
+    from agent_repl.context.facts import FactCache
+    from agent_repl.context.state import PipelineState
+
+
+@dataclass
+class ConversationIndex:
+    """Where each reply, tool_use and tool_result sits in one view (the view is never edited)."""
+
+    view: list[Message]
+    facts: FactCache | None = None
+    # Per entry: the tool_use ids an assistant entry calls, the ones a user entry answers.
+    use_ids: list[tuple[str, ...]] = field(init=False)
+    result_ids: list[tuple[str, ...]] = field(init=False)
+    uses_at: dict[str, list[int]] = field(init=False)
+    results_at: dict[str, list[int]] = field(init=False)
+    # message_id -> the first and the last entry of that streamed reply.
+    reply_first: dict[str, int] = field(init=False)
+    reply_last: dict[str, int] = field(init=False)
+    _cuts: list[int] | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.use_ids, self.result_ids = [], []
+        self.uses_at, self.results_at = {}, {}
+        self.reply_first, self.reply_last = {}, {}
+        for index, message in enumerate(self.view):
+            uses: tuple[str, ...] = ()
+            results: tuple[str, ...] = ()
+            if isinstance(message, AssistantMessage):
+                self.reply_first.setdefault(message.message_id, index)
+                self.reply_last[message.message_id] = index
+                if self.facts is not None:
+                    uses = tuple(tool_use_id for tool_use_id, _ in self.facts.get(message).tool_uses)
+                else:
+                    uses = tuple(use.id for use in message.tool_uses())
+                for tool_use_id in uses:
+                    self.uses_at.setdefault(tool_use_id, []).append(index)
+            elif isinstance(message, UserMessage):
+                if self.facts is not None:
+                    results = self.facts.get(message).result_ids
+                else:
+                    results = tuple(result.tool_use_id for result in message.tool_results())
+                for tool_use_id in results:
+                    self.results_at.setdefault(tool_use_id, []).append(index)
+            self.use_ids.append(uses)
+            self.result_ids.append(results)
+
+    # --- Tool pairs ------------------------------------------------------------------------
+
+    def results(self) -> list[tuple[int, str]]:
+        """(entry index, tool_use id) of every tool result, in view order."""
+        return [(index, tool_use_id) for index, ids in enumerate(self.result_ids) for tool_use_id in ids]
+
+    def result_blocks(self) -> list[tuple[int, ToolResultBlock]]:
+        """(entry index, block) of every tool result, in view order."""
+        return [
+            (index, block)
+            for index, ids in enumerate(self.result_ids)
+            if ids
+            for block in self.view[index].tool_results()  # type: ignore[union-attr]
+        ]
+
+    def use_block(self, tool_use_id: str) -> ToolUseBlock | None:
+        """The call a tool_use id names (its last entry, should an id repeat)."""
+        where = self.uses_at.get(tool_use_id)
+        if not where:
+            return None
+        message = self.view[where[-1]]
+        assert isinstance(message, AssistantMessage)
+        return next(use for use in message.tool_uses() if use.id == tool_use_id)
+
+    def pair_closure(self, indexes: Iterable[int]) -> set[int]:
+        """The entries plus every entry holding the other half of one of their tool calls, transitively."""
+        chosen = set(indexes)
+        pending = list(chosen)
+        while pending:
+            index = pending.pop()
+            for tool_use_id in self.use_ids[index] + self.result_ids[index]:
+                if tool_use_id not in self.uses_at:
+                    continue  # an orphan result: no call in the view to keep it with
+                for other in self.uses_at[tool_use_id] + self.results_at.get(tool_use_id, []):
+                    if other not in chosen:
+                        chosen.add(other)
+                        pending.append(other)
+        return chosen
+
+    def tool_calls_in(self, indexes: Iterable[int]) -> int:
+        return sum(len(self.use_ids[i]) for i in indexes)
+
+    def answered_in(self, indexes: Iterable[int]) -> set[str]:
+        """The tool_use ids the entries hold results for."""
+        return {tool_use_id for i in indexes for tool_use_id in self.result_ids[i]}
+
+    # --- Rounds ----------------------------------------------------------------------------
+
+    @property
+    def cuts(self) -> list[int]:
+        """Every position `c` (0..len) where the view may be cut: no streamed reply and no tool
+        call has entries both before `c` and from `c` on. Between two cuts lies one API round
+        (with whatever it encloses) or one entry outside any round (a prompt, a system entry)."""
+        if self._cuts is None:
+            size = len(self.view)
+            # open_[c] > 0: some round has an entry before c and one at or after it.
+            open_ = [0] * (size + 2)
+            spans = [(self.reply_first[m], last) for m, last in self.reply_last.items()]
+            for tool_use_id, uses in self.uses_at.items():
+                where = uses + self.results_at.get(tool_use_id, [])
+                spans.append((min(where), max(where)))
+            for first, last in spans:
+                if last > first:
+                    open_[first + 1] += 1
+                    open_[last + 1] -= 1
+            cuts, depth = [0], 0
+            for position in range(1, size + 1):
+                depth += open_[position]
+                if depth == 0:
+                    cuts.append(position)
+            self._cuts = cuts
+        return self._cuts
+
+    def segments(self, end: int) -> list[tuple[int, int]]:
+        """The smallest runs `[a, b)` of `view[:end]` no round crosses; a run that would reach
+        past `end` is not returned, nor anything after it."""
+        cuts = self.cuts
+        return [(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b <= end]
+
+    def cut_at_or_before(self, index: int) -> int:
+        """The latest cut at or before `index`: where a tail meant to start at `index` must start so
+        it holds each round it touches whole."""
+        cuts = self.cuts
+        return cuts[max(0, bisect_right(cuts, index) - 1)]
+
+    def round_starts(self) -> list[int]:
+        """Cuts where a streamed reply begins: where a run of whole API rounds may start."""
+        return [c for c in self.cuts if c < len(self.view) and isinstance(self.view[c], AssistantMessage)]
+
+    # --- Turns and wire groups -------------------------------------------------------------
+
+    def latest_prompt_index(self) -> int:
+        """Index of the last user prompt (it and what follows are the turn being worked on), or
+        the view's length when there is none."""
+        for index in range(len(self.view) - 1, -1, -1):
+            message = self.view[index]
+            if isinstance(message, UserMessage) and not message.is_meta and not self.result_ids[index]:
+                return index
+        return len(self.view)
+
+    def wire_groups(self) -> list[list[int]]:
+        """Indexes of the user entries normalization merges into each wire-level user message:
+        only a reply closes a group, and a later entry of the same streamed reply does not."""
+        groups: list[list[int]] = [[]]
+        last_reply: str | None = None
+        for index, message in enumerate(self.view):
+            if isinstance(message, AssistantMessage):
+                if message.message_id != last_reply and groups[-1]:
+                    groups.append([])
+                last_reply = message.message_id
+            elif isinstance(message, UserMessage):
+                groups[-1].append(index)
+        return [g for g in groups if g]
+
+
+def index_of(view: list[Message], state: PipelineState) -> ConversationIndex:
+    """The index of `view`, built once per projection and shared by every stage that asks."""
+    return state.memo("rounds", view, lambda: ConversationIndex(view, state.facts))  # type: ignore[return-value]
