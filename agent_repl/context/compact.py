@@ -104,7 +104,7 @@ def first_unsent_entry(view: list[Message], state: PipelineState) -> Message | N
     reply = next((m for m in reversed(view) if m.uuid == anchor), None)
     if not isinstance(reply, AssistantMessage):
         return None
-    return view[index_of(view, state).reply_first[reply.message_id]]
+    return view[index_of(view, state).replies[reply.message_id][0]]
 
 
 def kept_tail_budget(state: PipelineState) -> int:

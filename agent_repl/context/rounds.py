@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
@@ -29,58 +30,77 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class ConversationIndex:
-    """Where each reply, tool_use and tool_result sits in one view (the view is never edited)."""
-
-    view: list[Message]
-    facts: FactCache | None = None
+class _ToolCalls:
     # Per entry: the tool_use ids an assistant entry calls, the ones a user entry answers.
-    use_ids: list[tuple[str, ...]] = field(init=False)
-    result_ids: list[tuple[str, ...]] = field(init=False)
-    uses_at: dict[str, list[int]] = field(init=False)
-    results_at: dict[str, list[int]] = field(init=False)
-    # message_id -> the first and the last entry of that streamed reply.
-    reply_first: dict[str, int] = field(init=False)
-    reply_last: dict[str, int] = field(init=False)
-    _cuts: list[int] | None = field(init=False, default=None)
+    use_ids: list[tuple[str, ...]]
+    result_ids: list[tuple[str, ...]]
+    # tool_use id -> the entries that call it and the entries that answer it.
+    uses_at: dict[str, list[int]]
+    results_at: dict[str, list[int]]
 
-    def __post_init__(self) -> None:
-        self.use_ids, self.result_ids = [], []
-        self.uses_at, self.results_at = {}, {}
-        self.reply_first, self.reply_last = {}, {}
+
+def _tool_calls(view: list[Message], facts: FactCache | None) -> _ToolCalls:
+    calls = _ToolCalls([], [], {}, {})
+    for index, message in enumerate(view):
+        uses: tuple[str, ...] = ()
+        results: tuple[str, ...] = ()
+        if isinstance(message, AssistantMessage):
+            if facts is not None:
+                uses = tuple(tool_use_id for tool_use_id, _ in facts.get(message).tool_uses)
+            else:
+                uses = tuple(use.id for use in message.tool_uses())
+            for tool_use_id in uses:
+                calls.uses_at.setdefault(tool_use_id, []).append(index)
+        elif isinstance(message, UserMessage):
+            if facts is not None:
+                results = facts.get(message).result_ids
+            else:
+                results = tuple(result.tool_use_id for result in message.tool_results())
+            for tool_use_id in results:
+                calls.results_at.setdefault(tool_use_id, []).append(index)
+        calls.use_ids.append(uses)
+        calls.result_ids.append(results)
+    return calls
+
+
+class ConversationIndex:
+    """Where each reply, tool_use and tool_result sits in one view (the view is never edited).
+    Each part is worked out the first time a question needs it."""
+
+    def __init__(self, view: list[Message], facts: FactCache | None = None) -> None:
+        self.view = view
+        self.facts = facts  # the pipeline's per-entry facts, when there is a pipeline
+
+    @cached_property
+    def _calls(self) -> _ToolCalls:
+        return _tool_calls(self.view, self.facts)
+
+    @property
+    def uses_at(self) -> dict[str, list[int]]:
+        """tool_use id -> the entries that call it (one, unless an id repeats)."""
+        return self._calls.uses_at
+
+    @cached_property
+    def replies(self) -> dict[str, tuple[int, int]]:
+        """message_id -> the first and the last entry of that streamed reply."""
+        bounds: dict[str, tuple[int, int]] = {}
         for index, message in enumerate(self.view):
-            uses: tuple[str, ...] = ()
-            results: tuple[str, ...] = ()
             if isinstance(message, AssistantMessage):
-                self.reply_first.setdefault(message.message_id, index)
-                self.reply_last[message.message_id] = index
-                if self.facts is not None:
-                    uses = tuple(tool_use_id for tool_use_id, _ in self.facts.get(message).tool_uses)
-                else:
-                    uses = tuple(use.id for use in message.tool_uses())
-                for tool_use_id in uses:
-                    self.uses_at.setdefault(tool_use_id, []).append(index)
-            elif isinstance(message, UserMessage):
-                if self.facts is not None:
-                    results = self.facts.get(message).result_ids
-                else:
-                    results = tuple(result.tool_use_id for result in message.tool_results())
-                for tool_use_id in results:
-                    self.results_at.setdefault(tool_use_id, []).append(index)
-            self.use_ids.append(uses)
-            self.result_ids.append(results)
+                first = bounds.get(message.message_id, (index, index))[0]
+                bounds[message.message_id] = (first, index)
+        return bounds
 
     # --- Tool pairs ------------------------------------------------------------------------
 
     def results(self) -> list[tuple[int, str]]:
         """(entry index, tool_use id) of every tool result, in view order."""
-        return [(index, tool_use_id) for index, ids in enumerate(self.result_ids) for tool_use_id in ids]
+        return [(index, tool_use_id) for index, ids in enumerate(self._calls.result_ids) for tool_use_id in ids]
 
     def result_blocks(self) -> list[tuple[int, ToolResultBlock]]:
         """(entry index, block) of every tool result, in view order."""
         return [
             (index, block)
-            for index, ids in enumerate(self.result_ids)
+            for index, ids in enumerate(self._calls.result_ids)
             if ids
             for block in self.view[index].tool_results()  # type: ignore[union-attr]
         ]
@@ -100,48 +120,46 @@ class ConversationIndex:
         pending = list(chosen)
         while pending:
             index = pending.pop()
-            for tool_use_id in self.use_ids[index] + self.result_ids[index]:
-                if tool_use_id not in self.uses_at:
+            for tool_use_id in self._calls.use_ids[index] + self._calls.result_ids[index]:
+                if tool_use_id not in self._calls.uses_at:
                     continue  # an orphan result: no call in the view to keep it with
-                for other in self.uses_at[tool_use_id] + self.results_at.get(tool_use_id, []):
+                for other in self._calls.uses_at[tool_use_id] + self._calls.results_at.get(tool_use_id, []):
                     if other not in chosen:
                         chosen.add(other)
                         pending.append(other)
         return chosen
 
     def tool_calls_in(self, indexes: Iterable[int]) -> int:
-        return sum(len(self.use_ids[i]) for i in indexes)
+        return sum(len(self._calls.use_ids[i]) for i in indexes)
 
     def answered_in(self, indexes: Iterable[int]) -> set[str]:
         """The tool_use ids the entries hold results for."""
-        return {tool_use_id for i in indexes for tool_use_id in self.result_ids[i]}
+        return {tool_use_id for i in indexes for tool_use_id in self._calls.result_ids[i]}
 
     # --- Rounds ----------------------------------------------------------------------------
 
-    @property
+    @cached_property
     def cuts(self) -> list[int]:
         """Every position `c` (0..len) where the view may be cut: no streamed reply and no tool
         call has entries both before `c` and from `c` on. Between two cuts lies one API round
         (with whatever it encloses) or one entry outside any round (a prompt, a system entry)."""
-        if self._cuts is None:
-            size = len(self.view)
-            # open_[c] > 0: some round has an entry before c and one at or after it.
-            open_ = [0] * (size + 2)
-            spans = [(self.reply_first[m], last) for m, last in self.reply_last.items()]
-            for tool_use_id, uses in self.uses_at.items():
-                where = uses + self.results_at.get(tool_use_id, [])
-                spans.append((min(where), max(where)))
-            for first, last in spans:
-                if last > first:
-                    open_[first + 1] += 1
-                    open_[last + 1] -= 1
-            cuts, depth = [0], 0
-            for position in range(1, size + 1):
-                depth += open_[position]
-                if depth == 0:
-                    cuts.append(position)
-            self._cuts = cuts
-        return self._cuts
+        calls = self._calls
+        # opened[c]: how many rounds have an entry before c and one at or after it, as a difference.
+        opened = [0] * (len(self.view) + 2)
+        spans = list(self.replies.values())
+        for tool_use_id, uses in calls.uses_at.items():
+            where = uses + calls.results_at.get(tool_use_id, [])
+            spans.append((min(where), max(where)))
+        for first, last in spans:
+            if last > first:
+                opened[first + 1] += 1
+                opened[last + 1] -= 1
+        cuts, depth = [0], 0
+        for position in range(1, len(self.view) + 1):
+            depth += opened[position]
+            if depth == 0:
+                cuts.append(position)
+        return cuts
 
     def segments(self, end: int) -> list[tuple[int, int]]:
         """The smallest runs `[a, b)` of `view[:end]` no round crosses; a run that would reach
@@ -166,7 +184,7 @@ class ConversationIndex:
         the view's length when there is none."""
         for index in range(len(self.view) - 1, -1, -1):
             message = self.view[index]
-            if isinstance(message, UserMessage) and not message.is_meta and not self.result_ids[index]:
+            if isinstance(message, UserMessage) and not message.is_meta and not message.is_tool_result():
                 return index
         return len(self.view)
 
