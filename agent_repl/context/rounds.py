@@ -2,13 +2,13 @@
 
 An API round is one streamed reply (the assistant entries sharing a `message_id`, stored one
 content block each) together with the tool results that answer it. The rule every stage keeps:
-never split a tool pair or one streamed reply. So a stage that cuts the view (a collapse span,
-a compaction's kept tail, a truncation) cuts only where no round is open (`cuts`), and a stage
-that takes entries out (snip) takes every entry holding the other half of a tool call
-(`pair_closure`). Parallel calls whose results interleave with the reply's later blocks, a
-result stored before its call, an orphan result and an interrupted call with no result are all
-accounted for: a cut never falls between any two entries that mention the same tool_use id or
-the same reply.
+never split a tool pair or one streamed reply. A stage that cuts the view (a collapse span, a
+compaction's kept tail, a truncation) cuts only where no round is open (`cuts`): never between
+two entries of one reply, nor between a call and any of its results, however they were stored
+(parallel calls answered between the reply's later blocks, results out of order or before their
+call, an interrupted call with no result). A result whose call is not in the view is an entry of
+its own. Snip takes entries out rather than cutting, and keeps only the pair rule: a call leaves
+with its results (`pair_closure`), while the reply's text and other calls may stay.
 
 `index_of(view, state)` builds the index once per view list and every stage of a projection
 shares it; `ConversationIndex(view)` builds one without pipeline state (the benchmarks).

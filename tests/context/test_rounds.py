@@ -50,6 +50,8 @@ def histories(draw: st.DrawFn) -> list[Message]:
                 results = results[:-1]  # an interrupted call: no result recorded
             if draw(st.integers(0, 5)) == 0:
                 results.append(UserMessage(content=[ToolResultBlock(tool_use_id="orphan", content="?")]))
+            if results and draw(st.integers(0, 6)) == 0:
+                blocks.append(results.pop())  # a result stored before its call
             if draw(st.booleans()):
                 # Interleaved: a result stored right after each call, before the reply's next block.
                 for use in uses:
