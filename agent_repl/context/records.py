@@ -18,11 +18,13 @@ What changes without a record is bookkeeping that a resume derives instead of re
   `server_cleared_reported`): set by each response (`Pipeline.observe_response`) and forgotten
   by a compaction; a resume reads the last usage from the replies in the history.
 - collapse's staged spans (proposals, made again when needed) and its `<collapsed>` entries (a cache).
-- what each projection derives from the history (`pauses`, `cold_after_minutes`, `scratch`).
+- what each projection derives from the history (`pauses`, `cold_after_minutes`, `scratch`,
+  `tokens.anchor_describes_view`).
 
 Records the transcript keeps in less detail than the live run knew carry the rest in fields that
-are never written (`ServerClearRecord.sizes`, `CollapseCommitRecord.uuids`); a resume fills them
-in from what was written.
+are never written, so the transcript format does not change: a resume splits a
+server-clear batch's tokens evenly (`ServerClearRecord.sizes`) and reads a collapsed span's
+entries from the history (`CollapseCommitRecord.uuids`, `collapse.with_members`).
 """
 
 from __future__ import annotations
