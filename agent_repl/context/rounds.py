@@ -45,19 +45,21 @@ def _tool_calls(view: list[Message], facts: FactCache | None) -> _ToolCalls:
         uses: tuple[str, ...] = ()
         results: tuple[str, ...] = ()
         if isinstance(message, AssistantMessage):
-            if facts is not None:
-                uses = tuple(tool_use_id for tool_use_id, _ in facts.get(message).tool_uses)
-            else:
-                uses = tuple(use.id for use in message.tool_uses())
-            for tool_use_id in uses:
-                calls.uses_at.setdefault(tool_use_id, []).append(index)
+            uses = (
+                tuple(use.id for use in message.tool_uses())
+                if facts is None
+                else tuple(tool_use_id for tool_use_id, _ in facts.get(message).tool_uses)
+            )
         elif isinstance(message, UserMessage):
-            if facts is not None:
-                results = facts.get(message).result_ids
-            else:
-                results = tuple(result.tool_use_id for result in message.tool_results())
-            for tool_use_id in results:
-                calls.results_at.setdefault(tool_use_id, []).append(index)
+            results = (
+                tuple(result.tool_use_id for result in message.tool_results())
+                if facts is None
+                else facts.get(message).result_ids
+            )
+        for tool_use_id in uses:
+            calls.uses_at.setdefault(tool_use_id, []).append(index)
+        for tool_use_id in results:
+            calls.results_at.setdefault(tool_use_id, []).append(index)
         calls.use_ids.append(uses)
         calls.result_ids.append(results)
     return calls
@@ -92,17 +94,13 @@ class ConversationIndex:
 
     # --- Tool pairs ------------------------------------------------------------------------
 
-    def results(self) -> list[tuple[int, str]]:
-        """(entry index, tool_use id) of every tool result, in view order."""
-        return [(index, tool_use_id) for index, ids in enumerate(self._calls.result_ids) for tool_use_id in ids]
-
     def result_blocks(self) -> list[tuple[int, ToolResultBlock]]:
         """(entry index, block) of every tool result, in view order."""
         return [
             (index, block)
             for index, ids in enumerate(self._calls.result_ids)
-            if ids
-            for block in self.view[index].tool_results()  # type: ignore[union-attr]
+            if ids and isinstance(message := self.view[index], UserMessage)
+            for block in message.tool_results()
         ]
 
     def use_block(self, tool_use_id: str) -> ToolUseBlock | None:

@@ -210,7 +210,7 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
     mc, clearable = state.microcompact, state.config.clearable_tools
     results = rounds.result_blocks()
     recent = {result.tool_use_id for _, result in results[-keep_recent:]} if keep_recent > 0 else set()
-    uses = {tool_use_id: rounds.use_block(tool_use_id) for _, tool_use_id in rounds.results()}
+    uses = {result.tool_use_id: rounds.use_block(result.tool_use_id) for _, result in results}
     succeeded: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     for index, result in results:
         use = uses[result.tool_use_id]
