@@ -37,15 +37,16 @@ from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.core.permissions import ApprovalCallback
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.request import tool_definitions
-from agent_repl.core.session import Session, SessionWriteError
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt
 from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
 from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
+from agent_repl.core.transcript_sink import SessionWriteError
 from agent_repl.core.trust import allow_grants
 from agent_repl.mcp.config import held_back_servers, project_servers_trusted
 from agent_repl.mcp.manager import McpManager
+from agent_repl.session import Session
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.loader import LoadedSession, load_session
 from agent_repl.transcript.lock import SessionLock, holder_pid

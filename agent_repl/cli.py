@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
             return 2
         for notice in launch.notices:
             print(f"agent-repl: {notice}", file=err)
-        from agent_repl.core.session import SessionWriteError
+        from agent_repl.core.transcript_sink import SessionWriteError
 
         try:
             if args.print_prompt is not None:

@@ -34,8 +34,8 @@ from agent_repl.core.events import (
 )
 from agent_repl.core.messages import Usage, new_uuid
 from agent_repl.core.models import cost_usd
-from agent_repl.core.session import Session
 from agent_repl.core.visible import show_controls
+from agent_repl.session import Session
 
 OutputFormat = Literal["text", "json", "stream-json"]
 

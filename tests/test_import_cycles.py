@@ -117,3 +117,13 @@ def test_no_import_cycles():
         "; ".join(f"{a} -> {b}" for a in group for b in sorted(graph[a]) if b in group) for group in found
     ]
     assert found == [], "import cycles:\n" + "\n".join(described)
+
+
+# What the session composes takes it through protocols (core's TurnSession, context's ContextSession).
+COMPOSED = ("agent_repl.core", "agent_repl.context", "agent_repl.transcript", "agent_repl.mcp", "tools")
+
+
+def test_what_the_session_composes_never_imports_it():
+    graph = import_graph()
+    importing = sorted(name for name in graph if name.startswith(COMPOSED) and "agent_repl.session" in graph[name])
+    assert importing == [], f"these import agent_repl.session (even for a type), which composes them: {importing}"

@@ -9,7 +9,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HEADLESS = [
     "agent_repl.core.loop",
-    "agent_repl.core.session",
+    "agent_repl.session",
     "agent_repl.context.pipeline",
     "agent_repl.transcript.loader",
     "agent_repl.transcript.writer",

@@ -44,10 +44,10 @@ from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import ToolUseBlock, Usage
 from agent_repl.core.models import resolve_model
 from agent_repl.core.persisted_output import ensure_private_dir
-from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import environment_section
 from agent_repl.core.tool import TaskRequest, Tool, ToolContext, ToolOutput
+from agent_repl.session import Session
 from agent_repl.transcript.convert import usage_to_json
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.writer import TranscriptWriter

@@ -15,7 +15,7 @@ from agent_repl.commands.results import CommandResult, TextOutput
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
     from agent_repl.context.pipeline import Pipeline
-    from agent_repl.core.session import Session
+    from agent_repl.session import Session
 
 SessionOpener = Callable[["ResumeSource | None", "Session"], Awaitable["Session"]]
 

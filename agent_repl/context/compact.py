@@ -56,7 +56,7 @@ from agent_repl.core.todos import latest_todos, todo_reminder
 from agent_repl.transcript.records import CompactionUndoRecord
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.context.context_session import ContextSession
 
 Trigger = Literal["auto", "manual", "reactive"]
 MAX_CONSECUTIVE_FAILURES = 3
@@ -124,7 +124,7 @@ class Compactor:
         self.disabled = False
         self.in_progress = False
 
-    def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool:
+    def wants_autocompact(self, session: ContextSession, estimated_tokens: int) -> bool:
         state = self.pipeline.state
         config = state.config
         enabled = config.strategy == "autocompact" and session.settings.autocompact and not self.disabled
@@ -134,7 +134,7 @@ class Compactor:
             return True
         return config.cost_trigger and self._pays(estimated_tokens, session)
 
-    def _pays(self, tokens: int, session: Session) -> bool:
+    def _pays(self, tokens: int, session: ContextSession) -> bool:
         """The cost-aware trigger: the requests made so far as the expected remaining ones."""
         state = self.pipeline.state
         config = state.config
@@ -153,7 +153,7 @@ class Compactor:
         )
 
     async def compact(
-        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+        self, session: ContextSession, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> CompactionOutcome:
         """`byte_budget`: after a 413, the most bytes the summary request and the kept tail may hold."""
         projection = self.pipeline.project(session.messages, dry_run=True)
@@ -188,7 +188,7 @@ class Compactor:
 
     async def _from_api(
         self,
-        session: Session,
+        session: ContextSession,
         projection: Projection,
         trigger: Trigger,
         instructions: str | None,
@@ -216,7 +216,7 @@ class Compactor:
         return await self._install(session, view, before, trigger, entry, kept_from, source="the API's summary")
 
     async def _from_session_memory(
-        self, session: Session, view: list[Message], before: int, trigger: Trigger
+        self, session: ContextSession, view: list[Message], before: int, trigger: Trigger
     ) -> CompactionOutcome | None:
         memory = session.memory
         if memory is None:
@@ -246,7 +246,7 @@ class Compactor:
 
     async def _full(
         self,
-        session: Session,
+        session: ContextSession,
         view: list[Message],
         tokens_before: int,
         trigger: Trigger,
@@ -341,7 +341,7 @@ class Compactor:
         raise CompactionError("unreachable")
 
     @staticmethod
-    def _summary_entry(session: Session, summary: str) -> UserMessage:
+    def _summary_entry(session: ContextSession, summary: str) -> UserMessage:
         return UserMessage(
             content=continuation_message(summary, str(getattr(session.sink, "path", "")) or None),
             is_compact_summary=True,
@@ -349,7 +349,7 @@ class Compactor:
 
     async def _install(
         self,
-        session: Session,
+        session: ContextSession,
         view: list[Message],
         before: int,
         trigger: Trigger,
@@ -405,7 +405,7 @@ class Compactor:
         message = f"Compacted the conversation ({trigger}) into {source}: ~{before:,} -> ~{after:,} tokens."
         return CompactionOutcome(True, trigger, message, before, after, used_memory, new_messages)
 
-    async def _undo(self, session: Session, outcome: CompactionOutcome) -> None:
+    async def _undo(self, session: ContextSession, outcome: CompactionOutcome) -> None:
         boundary = outcome.new_messages[0]
         record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[m.uuid for m in outcome.new_messages])
         apply(self.pipeline.state, record)
@@ -433,7 +433,7 @@ def last_active_boundary(history: list[Message], state: PipelineState) -> System
     return None
 
 
-async def undo_last_compaction(session: Session, pipeline: Pipeline) -> tuple[bool, str]:
+async def undo_last_compaction(session: ContextSession, pipeline: Pipeline) -> tuple[bool, str]:
     """Bring back the view from before the last compaction (a record; the history never changed)."""
     state = pipeline.state
     boundary = last_active_boundary(session.messages, state)

@@ -21,7 +21,7 @@ from agent_repl.core.request import build_request
 from agent_repl.core.thinking_prefix import reply_prefixes
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.context.context_session import ContextSession
 
 ON_DEMAND_COMPACTION_BETA = "compact-2026-09-04"
 
@@ -47,7 +47,7 @@ def split_for_kept_turns(projection: Projection, kept_from: Message | None) -> i
 
 
 async def api_summary(
-    session: Session, projection: Projection, split: int, instructions: str | None, *, max_tokens: int
+    session: ContextSession, projection: Projection, split: int, instructions: str | None, *, max_tokens: int
 ) -> AssistantMessage:
     """Ask the API to summarize `projection.wire[:split]`; the summary as a history entry."""
     wire = projection.wire[:split]

@@ -17,7 +17,7 @@ from agent_repl.core.client import ModelResponse
 from agent_repl.core.request import build_request
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.context.context_session import ContextSession
 
 WireTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
 
@@ -31,7 +31,7 @@ def append_question(wire: list[dict[str, Any]], question: str) -> list[dict[str,
 
 
 async def fork_request(
-    session: Session,
+    session: ContextSession,
     question: str,
     *,
     max_tokens: int,

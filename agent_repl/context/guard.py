@@ -11,7 +11,7 @@ from agent_repl.context.thresholds import blocking_limit, is_at_blocking_limit
 from agent_repl.core.recovery import BlockingLimit
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.context.context_session import ContextSession
 
 
 class PipelineGuard:
@@ -20,14 +20,14 @@ class PipelineGuard:
         self.compactor = compactor
         self._breaker_reported = False
 
-    def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool:
+    def wants_autocompact(self, session: ContextSession, estimated_tokens: int) -> bool:
         return self.compactor.wants_autocompact(session, estimated_tokens)
 
-    def autocompact_on(self, session: Session) -> bool:
+    def autocompact_on(self, session: ContextSession) -> bool:
         config = self.pipeline.state.config
         return session.settings.autocompact and config.strategy == "autocompact" and not self.compactor.disabled
 
-    def blocking_message(self, session: Session, estimated_tokens: int) -> str | None:
+    def blocking_message(self, session: ContextSession, estimated_tokens: int) -> str | None:
         """Only with autocompact off (R3.7.1); not when snip freed tokens the last usage cannot see."""
         state = self.pipeline.state
         if self.autocompact_on(session) or state.config.strategy == "collapse":
@@ -40,11 +40,11 @@ class PipelineGuard:
         return BlockingLimit(estimated_tokens, blocking_limit(effective)).text()
 
     async def compact(
-        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+        self, session: ContextSession, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> CompactionOutcome:
         return await self.compactor.compact(session, trigger=trigger, instructions=instructions, byte_budget=byte_budget)
 
-    def drain_collapses(self, session: Session) -> list[Any]:
+    def drain_collapses(self, session: ContextSession) -> list[Any]:
         state = self.pipeline.state
         if state.config.strategy != "collapse":
             return []

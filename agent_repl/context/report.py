@@ -19,7 +19,7 @@ from agent_repl.core.persisted_output import is_persisted_preview
 from agent_repl.core.projection import Projection, StageReport
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.context.context_session import ContextSession
 
 CATEGORIES = (
     "System prompt",
@@ -94,14 +94,14 @@ class ContextUsage:
     effective_window: int
 
 
-def _dry_run(session: Session) -> tuple[Pipeline, Projection]:
+def _dry_run(session: ContextSession) -> tuple[Pipeline, Projection]:
     projector = session.projector
     if not isinstance(projector, Pipeline):
         raise TypeError("the context figures need the context pipeline")
     return projector, projector.project(session.messages, dry_run=True)
 
 
-def context_usage(session: Session) -> ContextUsage:
+def context_usage(session: ContextSession) -> ContextUsage:
     """The next request's estimated size, from the same dry-run projection /context uses."""
     projector, projection = _dry_run(session)
     config = projector.state.config
@@ -120,7 +120,7 @@ def _scale_to(categories: dict[str, int], total: int) -> None:
     categories[largest] += total - sum(categories.values())
 
 
-def build_context_report(session: Session, *, largest: int = 10) -> ContextReport:
+def build_context_report(session: ContextSession, *, largest: int = 10) -> ContextReport:
     projector, projection = _dry_run(session)
     state = projector.state
     ratio = state.tokens.ratio

@@ -31,7 +31,7 @@ from agent_repl.transcript.paths import FILE_MODE, ensure_private_dir
 from agent_repl.transcript.records import SessionMemoryRecord
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.context.context_session import ContextSession
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class SessionMemory:
         threshold = self.first_after_tokens if self._tokens_at_extraction is None else self.every_tokens
         return tokens - self._baseline >= threshold
 
-    def maybe_start(self, session: Session) -> None:
+    def maybe_start(self, session: ContextSession) -> None:
         """An after-turn hook: start an extraction in the background when the conversation has grown enough."""
         if self.extracting or self.is_paused:
             return
@@ -138,7 +138,7 @@ class SessionMemory:
             return
         self._task = asyncio.get_running_loop().create_task(self._extract(session), name="session-memory")
 
-    async def _extract(self, session: Session) -> None:
+    async def _extract(self, session: ContextSession) -> None:
         tokens = self._baseline
         try:
             # No await between this projection and the fork's own, so both see the same view.

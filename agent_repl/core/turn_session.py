@@ -51,7 +51,7 @@ class ContextGuard(Protocol):
 
 
 class TurnSession(Protocol):
-    """The part of a session a turn reads and changes (agent_repl.core.session.Session is one)."""
+    """The part of a session a turn reads and changes (agent_repl.session.Session is one)."""
 
     session_id: str
     cwd: Path

@@ -35,7 +35,7 @@ from aiofiles.threadpool.binary import AsyncFileIO
 import agent_repl
 from agent_repl.core.messages import Message, SystemMessage
 from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.session import SessionWriteError
+from agent_repl.core.transcript_sink import SessionWriteError
 from agent_repl.transcript.convert import Envelope, message_to_record
 from agent_repl.transcript.lock import SessionLock
 from agent_repl.transcript.paths import FILE_MODE, SessionPaths, ensure_private_dir

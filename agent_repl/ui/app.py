@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from agent_repl.commands.results import CommandResult
     from agent_repl.core.events import AgentEvent
     from agent_repl.core.permissions import Answer, PermissionRequest
-    from agent_repl.core.session import Session
+    from agent_repl.session import Session
 
 # Commands that change the session or its view are queued behind the running turn; others answer at once.
 NOT_DURING_A_TURN = {"clear", "resume", "snip", "model", "compact", "uncompact", "rewind"}

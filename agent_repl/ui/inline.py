@@ -49,11 +49,11 @@ from agent_repl.core.events import (
 from agent_repl.core.permission_mode import MODE_LABELS, PlanProposal
 from agent_repl.core.permissions import Answer, Decision, PermissionRequest
 from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings, trust_project
 from agent_repl.core.trust import trust_question
 from agent_repl.core.visible import show_controls
 from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
+from agent_repl.session import Session
 from agent_repl.transcript.sessions import message_count
 from agent_repl.ui import tool_render
 from agent_repl.ui.completion import complete

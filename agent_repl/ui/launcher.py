@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
     from agent_repl.core.permissions import ApprovalCallback
-    from agent_repl.core.session import Session
     from agent_repl.core.settings import Settings
+    from agent_repl.session import Session
 
 
 # Asked with the folder and the allow rules its settings hold back: may they apply?
@@ -98,8 +98,8 @@ class Launcher:
         """The first session; `confirm_trust` is asked whether a folder's own allow rules may apply."""
         launch = await asyncio.to_thread(self._prepare_in_thread)
         from agent_repl.bootstrap import held_back_grants, open_session
-        from agent_repl.core.session import SessionWriteError
         from agent_repl.core.settings import trust_project
+        from agent_repl.core.transcript_sink import SessionWriteError
 
         settings = launch.settings
         self.notices = list(launch.notices)

@@ -13,7 +13,7 @@ from agent_repl.ui.widgets.status_line import StatusLine
 from agent_repl.ui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.session import Session
 
 WELCOME = (
     "agent-repl in {cwd} · /help lists commands and keys · Enter sends, Ctrl+J adds a line, "

@@ -9,7 +9,7 @@ from agent_repl.core.messages import AssistantMessage, Message, Usage
 
 if TYPE_CHECKING:
     from agent_repl.context.state import PipelineState
-    from agent_repl.core.session import Session
+    from agent_repl.session import Session
 
 
 def pipeline_state(session: Session) -> PipelineState:

@@ -27,7 +27,7 @@ from benchmarks.replay.peer_summary import (
 from benchmarks.replay.stages import ResultReplacements
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.session import Session
 
 # Codex CLI: codex-rs/protocol/src/openai_models.rs (90% of the window), codex-rs/core/src/compact.rs.
 CODEX_AUTO_COMPACT_FRACTION = 0.9

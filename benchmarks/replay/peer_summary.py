@@ -25,7 +25,7 @@ from agent_repl.core.recovery import is_prompt_too_long
 from agent_repl.core.request import build_request
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.session import Session
 
 MAX_TRIM_RETRIES = 3
 

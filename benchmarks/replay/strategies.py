@@ -19,7 +19,7 @@ from benchmarks.replay.compactors import CodexCompactor, GeminiCompactor, OpenCo
 from benchmarks.replay.stages import DropOldestRounds, ResultReplacements
 
 if TYPE_CHECKING:
-    from agent_repl.core.session import Session
+    from agent_repl.session import Session
 
 
 class Compactor(Protocol):

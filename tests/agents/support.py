@@ -8,10 +8,10 @@ from typing import Any
 
 from agent_repl.bootstrap import open_session
 from agent_repl.core.events import AgentEvent
-from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings, load_settings
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.session import Session
 
 
 def emulator(steps: list[dict[str, Any]], agents: list[dict[str, Any]], **kwargs: Any) -> EmulatorServer:

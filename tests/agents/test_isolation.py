@@ -17,7 +17,7 @@ import rich
 
 from agent_repl.bootstrap import close_session
 from agent_repl.core.events import CompactionFinished
-from agent_repl.core.session import Session
+from agent_repl.session import Session
 
 from .support import bodies, emulator, read_jsonl, run, session_on, wire_tool_ids
 

@@ -14,8 +14,9 @@ from agent_repl.commands.registry import parse_command_line
 from agent_repl.commands.results import CostReport, ExitRequest, HelpReport, SessionSwitched, TextOutput
 from agent_repl.core.client import ModelClient
 from agent_repl.core.messages import UserMessage
-from agent_repl.core.session import MemorySink, Session
 from agent_repl.core.settings import Settings
+from agent_repl.core.transcript_sink import MemorySink
+from agent_repl.session import Session
 
 
 def test_command_lines_parse_and_paths_are_not_commands():

@@ -30,8 +30,9 @@ from agent_repl.core.messages import (
     UserMessage,
     new_uuid,
 )
-from agent_repl.core.session import MemorySink, Session
 from agent_repl.core.settings import Settings
+from agent_repl.core.transcript_sink import MemorySink
+from agent_repl.session import Session
 from agent_repl.transcript.records import SessionMemoryRecord, SnipRecord
 
 BODY = "apple " * 1000  # about a thousand tokens per entry

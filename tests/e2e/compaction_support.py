@@ -12,9 +12,9 @@ import rich
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.core.events import AgentEvent
 from agent_repl.core.messages import utc_now
-from agent_repl.core.session import Session
 from agent_repl.core.settings import Settings, load_settings
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.session import Session
 
 RICH = Path(rich.__file__).parent
 RICH_FILES = sorted((p for p in RICH.glob("*.py") if 6_000 < p.stat().st_size < 40_000), key=lambda p: p.name)

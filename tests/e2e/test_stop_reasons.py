@@ -14,7 +14,6 @@ from agent_repl.commands.registry import CommandContext
 from agent_repl.core.events import ErrorEvent, SystemMessageEvent, TurnEnded
 from agent_repl.core.messages import AssistantMessage, UserMessage
 from agent_repl.core.recovery import CONTINUE_NUDGE
-from agent_repl.core.session import Session
 from agent_repl.emulator.models import (
     default_model_table,
     table_from_specs,
@@ -23,6 +22,7 @@ from agent_repl.emulator.models import (
 )
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.session import Session
 
 from .compaction_support import run, settings_for
 from .conftest import agent_env, run_agent

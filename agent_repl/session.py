@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from agent_repl.core.client import ModelClient, UnknownModel
 from agent_repl.core.events import AgentEvent, ErrorEvent, TurnEnded
@@ -30,70 +29,12 @@ from agent_repl.core.system_prompt import build_system_prompt, session_context
 from agent_repl.core.thinking_prefix import prefix_seed
 from agent_repl.core.tool import Tool, ToolPorts
 from agent_repl.core.tool_execution import ToolRuntime
+from agent_repl.core.transcript_sink import SessionWriteError, TranscriptSink
 from agent_repl.core.turn_session import ContextGuard
 
-
-class SessionWriteError(Exception):
-    """The session could not be saved (a full disk, a read-only home); the message is one line to show.
-    Nothing partial was stored: the history in memory and on disk both end before the failed entry."""
-
-
-class TranscriptSink(Protocol):
-    """Where history entries and side records go as they happen (the JSONL transcript)."""
-
-    @property
-    def path(self) -> Path | None:
-        """The transcript file, for a sink that writes one."""
-        ...
-
-    async def append_message(self, message: Message) -> None: ...
-
-    async def append_messages(self, messages: Sequence[Message]) -> None:
-        """Several entries stored together: all of them or none survive a crash."""
-        ...
-
-    async def append_record(self, record: Any) -> None: ...
-
-
-class MemorySink:
-    """A sink that keeps everything in memory, for tests and dry runs."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.records: list[Any] = []
-        self.path: Path | None = None
-
-    async def append_message(self, message: Message) -> None:
-        self.messages.append(message)
-
-    async def append_messages(self, messages: Sequence[Message]) -> None:
-        self.messages.extend(messages)
-
-    async def append_record(self, record: Any) -> None:
-        self.records.append(record)
-
-
-class SessionNotes(Protocol):
-    """The notes kept of the session as it goes, which a compaction may use as its summary
-    (agent_repl.context.session_memory.SessionMemory)."""
-
-    @property
-    def content(self) -> str | None: ...
-
-    @property
-    def last_summarized_uuid(self) -> str | None:
-        """The newest history entry the notes cover."""
-        ...
-
-    async def wait_for_extraction(self, timeout: float | None = 60.0) -> bool:  # noqa: ASYNC109
-        """Wait for an update in flight; True when none is running any more."""
-        ...
-
-    def paused(self, timeout: float = 60.0) -> AbstractAsyncContextManager[None]:
-        """No update starts inside (one running is waited for first)."""
-        ...
-
-    async def aclose(self) -> None: ...
+if TYPE_CHECKING:
+    from agent_repl.context.session_memory import SessionMemory
+    from agent_repl.mcp.manager import McpManager
 
 
 class Session:
@@ -171,9 +112,9 @@ class Session:
         # Called after every turn that reached the model (background work such as session memory).
         self.after_turn_hooks: list[Callable[[Session], None]] = []
         # The session's notes, when it keeps them.
-        self.memory: SessionNotes | None = None
-        # The MCP servers (agent_repl.mcp.manager.McpManager) when any are configured.
-        self.mcp: Any = None
+        self.memory: SessionMemory | None = None
+        # The MCP servers, when any are configured.
+        self.mcp: McpManager | None = None
         # What a front end should tell the user on opening the session (it was forked from a busy one).
         self.notices: list[str] = []
         # Warnings for the next turn to show and keep (an agent definition that could not be read).
