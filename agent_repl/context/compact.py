@@ -389,11 +389,9 @@ class Compactor:
         # One write: a boundary on disk without its summary would cut the earlier context off.
         await session.append_many(new_messages)
         # What the model has seen exactly is now the kept tail and the re-injected files.
-        ledger = getattr(session, "files", None)
-        if ledger is not None:
-            ledger.retain(set(files_in(kept)))
-            for reinjected in files:
-                ledger.record(reinjected.path)
+        session.files.retain(set(files_in(kept)))
+        for reinjected in files:
+            session.files.record(reinjected.path)
         # The prefix the cached edits pointed into is gone; their counts restart with the new prefix.
         state.microcompact.deleted_tokens_reported = state.microcompact.deleted_tokens_baseline = 0
         state.microcompact.server_cleared_reported = 0
