@@ -88,12 +88,15 @@ class Step(Generic[R]):
     """
 
     def __init__(self, body: Callable[[Step[R]], AsyncIterator[AgentEvent]]) -> None:
-        self._body = body
+        self._body: Callable[[Step[R]], AsyncIterator[AgentEvent]] | None = body
         self._decided = False
         self._result: R | None = None
 
     def __aiter__(self) -> AsyncIterator[AgentEvent]:
-        return aiter(self._body(self))
+        if self._body is None:
+            raise RuntimeError("a step runs once")
+        body, self._body = self._body, None
+        return aiter(body(self))
 
     def decide(self, result: R) -> None:
         self._result, self._decided = result, True

@@ -1,7 +1,8 @@
 """What the loop needs to recover from a full context or a failing request (SPEC R3.7).
 
 The loop stays ignorant of how compaction works: it talks to a `ContextGuard` (see
-agent_repl.core.turn_session), and classifies API errors with the pure functions here.
+agent_repl.core.turn_session), and classifies API errors with the pure functions here; the
+recovery steps themselves are in agent_repl.core.loop_recovery.
 """
 
 from __future__ import annotations
