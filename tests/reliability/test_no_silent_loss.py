@@ -258,6 +258,10 @@ def test_a_background_process_with_its_own_output_keeps_running(tmp_path):
     script = f"setsid bash -c 'exec -a {marker} sleep 30' > {tmp_path}/server.log 2>&1 &\necho started"
     try:
         output = asyncio.run(Bash(kill_grace_seconds=0.5).run(BashArgs(command=script), ctx))
+        # The detached command may not have reached its `exec` yet on a loaded machine.
+        deadline = time.monotonic() + 10
+        while not _alive_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert output.content == "started" and len(_alive_with(marker)) == 1
     finally:
         for pid in _alive_with(marker):
