@@ -256,6 +256,8 @@ def build_pipeline(
         clear_at_expiry=settings.clear_at_cache_expiry,
         kept_tail_tokens=settings.compact_kept_tail_tokens,
         reinject_share=settings.compact_reinject_share,
+        list_touched_files=settings.compact_file_list,
+        cost_trigger_min_window=settings.compact_cost_trigger_min_window,
     )
     config.set_window(window)
     stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]

@@ -48,6 +48,7 @@ from agent_repl.context.thresholds import (
     scaled_amount,
     should_autocompact,
 )
+from agent_repl.context.touched_files import touched_files_reminder
 from agent_repl.core.deferred_tools import DISCOVERED_KEY, discovered_tools
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.core.projection import Projection
@@ -368,6 +369,7 @@ class Compactor:
             *(f.text for f in files),
             todo_reminder(latest_todos(view)),
             plan_reminder(latest_approved_plan(view)),
+            touched_files_reminder(session.messages, kept) if state.config.list_touched_files else "",
         )
         attachments = [UserMessage(content=text, is_meta=True) for text in standing if text]
         boundary = SystemMessage(

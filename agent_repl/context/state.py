@@ -70,12 +70,16 @@ class PipelineConfig:
     server_clear_protect_tokens: int = 40_000
     server_clear_min_tokens: int = 2_000
     # Also compact below the threshold when carrying the context over the expected rest of the
-    # session costs more than summarizing it (agent_repl.context.thresholds.compaction_pays).
+    # session costs more than summarizing it (agent_repl.context.thresholds.compaction_pays); on in
+    # windows of at least `cost_trigger_min_window` tokens (set_window decides; 0: never).
     cost_trigger: bool = False
+    cost_trigger_min_window: int = 200_000
     # After a compaction: at most this much of the current turn is kept verbatim (a 200K-window
     # amount, scaled below), and recently read files are put back within this share of the window.
     kept_tail_tokens: int = 10_000
     reinject_share: float = 0.05
+    # After a compaction, list the paths the earlier tool calls named (agent_repl.context.touched_files).
+    list_touched_files: bool = True
     # The model's cache-read price relative to base input (its writes: 1.25x for 5 minutes, 2x for the hour).
     cache_read_multiplier: float = 0.1
     # Automatic snip (R3.3.2): only over this share of the effective window, and only while no
@@ -113,6 +117,7 @@ class PipelineConfig:
         self.effective_window = effective_window(context_window)
         self.tool_result_budget_chars = tool_result_budget_chars(self.effective_window)
         self.unlimited_tools_exempt = context_window >= REFERENCE_WINDOW
+        self.cost_trigger = 0 < self.cost_trigger_min_window <= context_window
 
 
 @dataclass

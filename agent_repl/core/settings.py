@@ -78,6 +78,15 @@ class Settings(BaseModel):
     # "agent-repl with the earlier kept tail").
     compact_kept_tail_tokens: int = Field(default=10_000, ge=0)
     compact_reinject_share: float = Field(default=0.05, ge=0, le=0.5)
+    # After a compaction, a list of the paths the earlier tool calls named (read, searched, run), so
+    # the model need not rely on the summary for them. Chosen by the replay benchmark (BENCHMARKS.md,
+    # the rows "agent-repl without the file list").
+    compact_file_list: bool = True
+    # In windows of at least this many tokens, also compact below the threshold when carrying the
+    # context over the expected rest of the session costs more than summarizing it (0: never).
+    # Chosen by the replay benchmark (BENCHMARKS.md: at 200K and 1M the rows "agent-repl without
+    # the cost-aware trigger" cost more; at 50K "agent-repl with the cost-aware trigger" did).
+    compact_cost_trigger_min_window: int = Field(default=200_000, ge=0)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # Declare the API's web_search and web_fetch server tools (WebSearch and WebFetch).
     web_tools: bool = True
@@ -157,6 +166,8 @@ FILE_KEYS = {
     "clear_at_cache_expiry",
     "compact_kept_tail_tokens",
     "compact_reinject_share",
+    "compact_file_list",
+    "compact_cost_trigger_min_window",
     "permissions",
     "permission_mode",
     "web_tools",

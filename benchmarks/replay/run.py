@@ -174,7 +174,9 @@ def _header(wall_seconds: float, runs: int, load: str, pauses: Pauses, csv_link:
         "found verbatim (CRLF = LF) in the last request of the run, in its messages or in a summary; **files "
         "kept**: paths the tool calls named that are still in it. The emulator's summaries are extractive: they "
         "quote every user message and list the paths of Read-style calls, so summarizing strategies keep user "
-        "messages by construction here; a real model's summary may not. Replayed replies are the recorded ones "
+        "messages by construction here; a real model's summary may not. The paths of the other calls (searches, "
+        "commands) stay in agent-repl's view through its own list after a compaction, which does not depend on the "
+        "summary (context/touched_files.py). Replayed replies are the recorded ones "
         "whatever the context holds, so these numbers measure cost and what stays in view, not whether the work "
         "would still succeed.",
         "",

@@ -169,7 +169,8 @@ def _agent_repl_variant(*, memory: bool = True, **config: object) -> Callable[[S
 
 
 BOTH = (MEASURED, PAUSES)
-COMPACTING = (50_000, 200_000)  # where the defaults compact at all
+COMPACTING = (50_000, 200_000)  # where the defaults compact at the threshold
+COST_TRIGGERED = (200_000, 1_000_000)  # where the defaults also compact when it pays
 
 
 STRATEGIES: list[Strategy] = [
@@ -190,9 +191,12 @@ def _lever(name: str, *, conditions: tuple[str, ...] = (MEASURED,), windows: tup
 # can act, to show what it costs or saves; the measured gaps have no pause, so the levers about
 # time run under the pauses condition.
 DIAGNOSTIC_VARIANTS: list[Strategy] = [
-    _lever("with its own summary", windows=COMPACTING, on_demand_compaction=False),
+    _lever("with its own summary", windows=ALL_WINDOWS, on_demand_compaction=False),
     _lever("with the earlier kept tail", windows=COMPACTING, kept_tail_tokens=40_000, reinject_share=0.1),
-    _lever("with the cost-aware trigger", windows=(1_000_000,), cost_trigger=True),
+    _lever("without the cost-aware trigger", windows=COST_TRIGGERED, cost_trigger=False),
+    _lever("with the cost-aware trigger", windows=(50_000,), cost_trigger=True),
+    _lever("without the file list", windows=ALL_WINDOWS, list_touched_files=False),
+    _lever("without session memory", windows=(200_000,), memory=False),
     _lever("with server clears", conditions=BOTH, windows=(200_000,), server_clear=True),
     _lever("with 1h cache", conditions=(PAUSES,), windows=PAUSE_WINDOWS, cache_ttl="1h"),
     _lever("with a 1h prefix", conditions=(PAUSES,), windows=PAUSE_WINDOWS, cache_ttl="prefix-1h"),

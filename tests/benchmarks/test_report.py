@@ -58,7 +58,8 @@ def test_the_plan_runs_each_lever_only_where_it_acts_and_pauses_only_on_multi_tu
     assert not any(c == "pauses" and (t == "one" or w == 50_000) for c, w, t, _ in tasks)
     assert ("pauses", 200_000, "two", "agent-repl with 1h cache") in tasks
     assert not any(s == "agent-repl with 1h cache" and c == "measured" for c, _, _, s in tasks)
-    assert not any(s == "agent-repl with its own summary" and w == 1_000_000 for _, w, _, s in tasks)
+    assert not any(s == "agent-repl with the earlier kept tail" and w == 1_000_000 for _, w, _, s in tasks)
+    assert not any(s == "agent-repl without the cost-aware trigger" and w == 50_000 for _, w, _, s in tasks)
 
 
 def test_the_report_and_the_csv_come_from_the_results(tmp_path: Path):

@@ -9,7 +9,7 @@ from agent_repl.context.compact_prompt import continuation_message
 from agent_repl.context.estimate import estimate_messages
 from agent_repl.context.pipeline import slice_after_compact_boundary
 from agent_repl.context.shrink import CompactionError, drop_oldest_rounds, prompt_too_long_gap
-from agent_repl.context.state import PipelineState
+from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.context.thresholds import (
     autocompact_threshold,
     blocking_limit,
@@ -170,3 +170,13 @@ def test_kept_tail_never_starts_inside_a_streamed_reply_split_around_its_results
     assert kept_tail_start(view, state) == 0  # the whole turn fits
     assert kept_tail_start(view, state, max_tokens=estimate_messages(view[1:], state)) == 1
     assert kept_tail_start(view, state, max_tokens=estimate_messages(view[3:], state)) is None
+
+
+def test_the_cost_aware_trigger_is_on_from_its_window_size_up():
+    def on(window: int, **config: int) -> bool:
+        pipeline_config = PipelineConfig(**config)  # type: ignore[arg-type]
+        pipeline_config.set_window(window)
+        return pipeline_config.cost_trigger
+
+    assert on(200_000) and on(1_000_000) and not on(50_000)
+    assert on(50_000, cost_trigger_min_window=50_000) and not on(1_000_000, cost_trigger_min_window=0)

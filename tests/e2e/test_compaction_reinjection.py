@@ -90,3 +90,37 @@ async def test_todos_plan_and_edited_files_come_back_after_a_compaction(tmp_path
     assert "     1→VALUE_0 = 100" in big_text and "[... truncated; Read the file for the rest]" in big_text
     # Within the per-file budget (characters are a generous upper bound of tokens here).
     assert len(big_text) < MAX_TOKENS_PER_FILE * 5
+
+
+async def test_paths_searched_and_run_before_a_compaction_are_listed_after_it(tmp_path: Path):
+    # The summary lists only what the calls read; the list after it names what they searched and ran,
+    # and still names it after a second compaction summarized the first one's list away.
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "engine.py").write_text("def start():\n    return 1\n")
+    steps = [
+        {"tools": [{"name": "Grep", "input": {"pattern": "def start", "path": str(project / "pkg")}}]},
+        {"tools": [{"name": "Bash", "input": {"command": "python scripts/check_engine.py pkg/engine.py"}}]},
+        {"text": "Found it."},
+        {"text": "Still here after the first compaction."},
+        {"text": "And after the second."},
+    ]
+    server = EmulatorServer(policy=_policy(steps))
+    server.start()
+    session = await open_session(settings_for(server, tmp_path), project)
+    try:
+        await run(session, "where does the engine start?")
+        assert [item async for item in compact_now(session, "manual")][-1] is True
+        await run(session, "carry on")
+        first = json.dumps(server.recordings.messages[-1].body["messages"], ensure_ascii=False)
+        assert [item async for item in compact_now(session, "manual")][-1] is True
+        await run(session, "and again")
+        second = json.dumps(server.recordings.messages[-1].body["messages"], ensure_ascii=False)
+    finally:
+        await close_session(session)
+        server.stop()
+
+    for last in (first, second):
+        assert "Paths the tool calls named before the conversation was compacted" in last
+        for path in (str(project / "pkg"), "scripts/check_engine.py", "pkg/engine.py"):
+            assert path in last

@@ -78,7 +78,8 @@ async def test_sixty_requests_keep_the_prefix_and_the_cache(tmp_path):
         "ANTHROPIC_BASE_URL": server.base_url,
         "ANTHROPIC_API_KEY": "sk-test",
     }
-    settings = load_settings(cwd=project, env=env, overrides={"skip_permissions": True})
+    # The cost-aware trigger would summarize this long session early; this test is about the prefix.
+    settings = load_settings(cwd=project, env=env, overrides={"skip_permissions": True, "compact_cost_trigger_min_window": 0})
     session = await open_session(settings, project, clock=clock)
     pause_before_turn = 12
     try:
