@@ -115,6 +115,12 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
             f"- Why (cost): agent-repl's units: {_parts(ours)}; {peer.strategy}'s: {_parts(peer)}."
             + (f" Of the levers, {closest}." if closest else "")
         )
+    if peer is not None and compactions > peer._sum("compactions"):
+        lines.append(
+            f"- Compactions: agent-repl compacts {compactions} times, {peer.strategy} {int(peer._sum('compactions'))}. "
+            "The emulator's summaries are extractive, so what a real model's summary would leave out at each of them "
+            "(beyond the user messages and file paths measured here), and the wait for each, are not in these figures."
+        )
     share = found.get("cache-read share >= 0.90, or the limit of these prompts")
     if share is not None and not share.met:
         by_run = ", ".join(
