@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from agent_repl.context.state import PipelineConfig
 from agent_repl.context.thresholds import autocompact_threshold, effective_window
 from agent_repl.emulator.models import default_model_table
 from benchmarks.replay.metrics import Aggregate, RunResult
@@ -126,10 +127,19 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
         by_run = ", ".join(
             f"{r.trajectory} {r.cache_read_share:.2f}" for r in sorted(ours.runs, key=lambda r: -r.cache_read_share)
         )
+        early = window >= PipelineConfig().cost_trigger_min_window
+        when = f"at {threshold:,} tokens, {threshold / window:.0%} of this window" + (
+            ", or earlier where the cost-aware trigger finds that summarizing pays" if early else ""
+        )
         lines.append(
             f"- Why (cache share): by trajectory {by_run}. Every new tool result is written to the cache once, and each "
-            f"of the {compactions} compactions (at {threshold:,} tokens, {threshold / window:.0%} of this window) "
-            "starts a prefix that is written again."
+            f"of the {compactions} compactions ({when}) starts a prefix that is written again."
+            + (
+                " Compacting early reads less in all, which lowers the cost and the share of reads with it (the row "
+                "without the cost-aware trigger below shows the other side)."
+                if early
+                else ""
+            )
         )
     for name in variants:
         variant = Aggregate(name, [r for r in results if r.window == window and r.strategy == name and r.condition == MEASURED])
