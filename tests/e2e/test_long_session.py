@@ -79,7 +79,8 @@ async def test_sixty_requests_keep_the_prefix_and_the_cache(tmp_path):
         "ANTHROPIC_API_KEY": "sk-test",
     }
     # The cost-aware trigger would summarize this long session early; this test is about the prefix.
-    settings = load_settings(cwd=project, env=env, overrides={"skip_permissions": True, "compact_cost_trigger_min_window": 0})
+    overrides = {"skip_permissions": True, "compact_cost_trigger_min_window": 0}
+    settings = load_settings(cwd=project, env=env, overrides=overrides)
     session = await open_session(settings, project, clock=clock)
     pause_before_turn = 12
     try:
