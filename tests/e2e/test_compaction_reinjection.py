@@ -110,10 +110,10 @@ async def test_paths_searched_and_run_before_a_compaction_are_listed_after_it(tm
     session = await open_session(settings_for(server, tmp_path), project)
     try:
         await run(session, "where does the engine start?")
-        assert [item async for item in compact_now(session, "manual")][-1] is True
+        assert await compact_now(session, "manual").run_to_end() is True
         await run(session, "carry on")
         first = json.dumps(server.recordings.messages[-1].body["messages"], ensure_ascii=False)
-        assert [item async for item in compact_now(session, "manual")][-1] is True
+        assert await compact_now(session, "manual").run_to_end() is True
         await run(session, "and again")
         second = json.dumps(server.recordings.messages[-1].body["messages"], ensure_ascii=False)
     finally:
