@@ -258,6 +258,7 @@ def build_pipeline(
         reinject_share=settings.compact_reinject_share,
         list_touched_files=settings.compact_file_list,
         cost_trigger_min_window=settings.compact_cost_trigger_min_window,
+        cost_trigger_margin=settings.compact_cost_trigger_margin,
     )
     config.set_window(window)
     stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]

@@ -151,6 +151,7 @@ class Compactor:
             state.tokens.responses,
             read=config.cache_read_multiplier,
             output=info.output_usd / info.input_usd if info.input_usd else 5.0,
+            margin=config.cost_trigger_margin,
         )
 
     async def compact(

@@ -73,13 +73,15 @@ def compaction_pays(
     read: float,
     write: float = 1.25,
     output: float = 5.0,
+    margin: float = 1.0,
 ) -> bool:
     """Whether summarizing now costs less than carrying the context for `remaining` more requests.
 
     Carrying: `remaining` reads of `tokens`. Compacting: one read of `tokens` (the summary
     request), the `summary` written at the output price, the new context (`after` tokens) written
-    once, then read by the rest. Prices are relative to base input."""
+    once, then read by the rest. Prices are relative to base input; the saving must be `margin`
+    times the cost."""
     if remaining < 2 or after >= tokens:
         return False
     saved = (remaining - 1) * read * (tokens - after)
-    return saved > output * summary + write * after
+    return saved > margin * (output * summary + write * after)

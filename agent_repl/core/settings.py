@@ -87,6 +87,10 @@ class Settings(BaseModel):
     # Chosen by the replay benchmark (BENCHMARKS.md: at 200K and 1M the rows "agent-repl without
     # the cost-aware trigger" cost more; at 50K "agent-repl with the cost-aware trigger" did).
     compact_cost_trigger_min_window: int = Field(default=200_000, ge=0)
+    # How many times the compaction's own cost the reads it saves must be before that trigger fires.
+    # Chosen by the replay benchmark (BENCHMARKS.md, the rows "agent-repl compacting whenever it
+    # pays", margin 1: at 200K it compacted more than twice as often for about the same cost).
+    compact_cost_trigger_margin: float = Field(default=5.0, ge=1.0)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # Declare the API's web_search and web_fetch server tools (WebSearch and WebFetch).
     web_tools: bool = True
@@ -168,6 +172,7 @@ FILE_KEYS = {
     "compact_reinject_share",
     "compact_file_list",
     "compact_cost_trigger_min_window",
+    "compact_cost_trigger_margin",
     "permissions",
     "permission_mode",
     "web_tools",

@@ -195,6 +195,7 @@ DIAGNOSTIC_VARIANTS: list[Strategy] = [
     _lever("with the earlier kept tail", windows=COMPACTING, kept_tail_tokens=40_000, reinject_share=0.1),
     _lever("without the cost-aware trigger", windows=COST_TRIGGERED, cost_trigger=False),
     _lever("with the cost-aware trigger", windows=(50_000,), cost_trigger=True),
+    _lever("compacting whenever it pays", windows=COST_TRIGGERED, cost_trigger_margin=1.0),
     _lever("without the file list", windows=ALL_WINDOWS, list_touched_files=False),
     _lever("without session memory", windows=(200_000,), memory=False),
     _lever("with server clears", conditions=BOTH, windows=(200_000,), server_clear=True),

@@ -154,6 +154,9 @@ def test_the_cost_aware_trigger_compacts_only_when_the_reads_it_saves_outweigh_t
     # Cheaper reads make carrying cheaper: the same context pays later.
     assert compaction_pays(100_000, 40_000, 2_000, 20, read=0.1)
     assert not compaction_pays(100_000, 40_000, 2_000, 20, read=0.01)
+    # With a margin the saving (114K) must be that many times the cost (60K).
+    assert not compaction_pays(100_000, 40_000, 2_000, 20, read=0.1, margin=2.0)
+    assert compaction_pays(100_000, 40_000, 2_000, 40, read=0.1, margin=2.0)
 
 
 def test_kept_tail_never_starts_inside_a_streamed_reply_split_around_its_results():
