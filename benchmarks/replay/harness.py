@@ -11,6 +11,7 @@ would no longer line up with the conversation.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import random
@@ -117,6 +118,24 @@ def seeded_uuids(seed: str) -> Iterator[None]:
         uuid.uuid4 = original  # type: ignore[assignment]
 
 
+@contextmanager
+def run_home(seed: str) -> Iterator[Path]:
+    """A fresh home for one run, named by the run: its name is in paths the model sees (the
+    `<persisted-output>` previews), so a random one would move token counts from run to run. A
+    lock keeps two benchmark processes on this machine from sharing it."""
+    root = Path(tempfile.gettempdir()) / "agent-repl-replay"
+    root.mkdir(parents=True, exist_ok=True)
+    name = f"home-{hashlib.sha256(seed.encode()).hexdigest()[:8]}"
+    with (root / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        home = root / name
+        shutil.rmtree(home, ignore_errors=True)
+        try:
+            yield home
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+
+
 def project_dir() -> Path:
     """The same working directory for every run, so every run has the same system prompt."""
     path = Path(tempfile.gettempdir()) / "agent-repl-replay" / "project"
@@ -140,14 +159,17 @@ async def run_one(
     read_multiplier: float = DEFAULT_READ_MULTIPLIER,
 ) -> RunResult:
     condition = "pauses" if pauses is not None else "measured"
-    with seeded_uuids(f"{trajectory.name}/{strategy.name}/{window}/{condition}"):
+    seed = f"{trajectory.name}/{strategy.name}/{window}/{condition}"
+    with seeded_uuids(seed), run_home(seed) as home:
         timed = with_times(trajectory, GapSamples.load(), pauses)
-        result = await _run_one(timed, strategy, window, model_table(read_multiplier))
+        result = await _run_one(timed, strategy, window, model_table(read_multiplier), home)
     result.condition = condition
     return result
 
 
-async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int, models: dict[str, ModelSpec]) -> RunResult:
+async def _run_one(
+    trajectory: Trajectory, strategy: Strategy, window: int, models: dict[str, ModelSpec], home: Path
+) -> RunResult:
     started = time.perf_counter()
     scenario = trajectory.scenario()
     clock = SimClock()
@@ -156,7 +178,6 @@ async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int, mode
     engine = MeteredEngine(models, policy, clock=clock, context_window=window, cache_editing=strategy.cache_editing_endpoint)
     server = EmulatorServer(engine=engine, models=models, clock=clock, record_limit=RecordLimit(exchanges=2, bytes=1))
     server.start()
-    home = Path(tempfile.gettempdir()) / "agent-repl-replay" / f"home-{uuid.uuid4().hex[:8]}"
     cwd = project_dir()
     env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "replay"}
     settings = load_settings(cwd=cwd, env=env, overrides={"skip_permissions": True, "context_window": window})
@@ -192,7 +213,6 @@ async def _run_one(trajectory: Trajectory, strategy: Strategy, window: int, mode
         await close_session(session)
         server.stop()
         result.records = record_counts(home)
-        shutil.rmtree(home, ignore_errors=True)
     result.wall_seconds = time.perf_counter() - started
     return result
 

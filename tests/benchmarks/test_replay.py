@@ -10,7 +10,7 @@ import pytest
 from agent_repl.core.tool import ToolContext
 from agent_repl.emulator.policies import ScriptPolicy
 from benchmarks.replay.convert_mini_swe import load_mini_swe
-from benchmarks.replay.harness import run_one
+from benchmarks.replay.harness import run_home, run_one
 from benchmarks.replay.replay_tools import UNKNOWN_CALL, AnyArgs, recorded_outputs, replay_tools
 from benchmarks.replay.strategies import STRATEGIES
 from benchmarks.replay.trajectory import Step, ToolCall, Trajectory, Turn, UserText
@@ -60,6 +60,26 @@ def test_a_replay_gives_the_same_numbers_twice():
     assert first.input_series == second.input_series
     assert first.totals == second.totals and first.cost_units == second.cost_units
     assert (first.users_kept, first.users_total) == (1, 1)
+
+
+def test_a_persisted_output_shows_the_same_path_in_every_replay_of_a_run():
+    # The preview names the file under the run's home: a random home name moved token counts.
+    call = ToolCall(name="Bash", input={"command": "cat big.log"}, output="".join(f"entry {i}\n" for i in range(12_000)))
+    turn = Turn(user=[UserText(text="Read the log.")], steps=[Step(text="Reading.", tools=[call]), Step(text="Done.")])
+    t = Trajectory(name="persisted", source="test", turns=[turn])
+    strategy = STRATEGIES[0]
+    runs = [asyncio.run(run_one(t, strategy, 200_000)) for _ in range(5)]
+    assert runs[0].peak_input < 10_000  # the model saw a preview of the file, not the whole output
+    assert len({tuple(r.input_series) for r in runs}) == 1
+    assert len({r.cost_units for r in runs}) == 1
+
+
+def test_each_run_gets_a_fresh_home_named_by_the_run():
+    with run_home("t/agent-repl/200000/measured") as home:
+        (home / "left-over").mkdir(parents=True)
+    with run_home("t/agent-repl/200000/measured") as again, run_home("t/agent-repl/50000/measured") as other:
+        assert again == home and not again.exists()
+        assert other != home
 
 
 def long_trajectory(turns: int = 6) -> Trajectory:
