@@ -17,16 +17,12 @@ from pathlib import Path
 
 from agent_repl.agents.definitions import held_back_definitions, load_catalog
 from agent_repl.agents.runner import SubagentRunner, task_tool
-from agent_repl.context.budget import ToolResultBudget
-from agent_repl.context.collapse import CollapseStage
-from agent_repl.context.compact import Compactor
-from agent_repl.context.guard import PipelineGuard
-from agent_repl.context.microcompact import Microcompact
-from agent_repl.context.pipeline import Pipeline, slice_after_compact_boundary
+from agent_repl.context.boundary import slice_after_compact_boundary
+from agent_repl.context.pipeline import attach, context_pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.session_memory import MEMORY_FILE_NAME, SessionMemory, extraction_thresholds
-from agent_repl.context.snip import SnipStage, install_snip
-from agent_repl.context.state import PipelineConfig, PipelineState
+from agent_repl.context.state import PipelineConfig
 from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.client import ModelClient
 from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
@@ -201,14 +197,13 @@ async def open_session(
     session.pending_notices.extend(agents.problems)
     if resume is not None:
         session.loaded_tools = boundary_loaded_tools(slice_after_compact_boundary(history, pipeline.state.compaction.undone))
-    install_snip(session, pipeline)
+    attach(session, pipeline)
     session.file_history = FileHistory(file_history_dir(settings.home, session_id), cwd, session.append_record, clock)
     if resume is not None and resume.owned:
         session.file_history.load(resume.loaded.side_records)
     session.mode.set(PermissionMode(settings.permission_mode))
     # The todo list goes on where the resumed conversation left it.
     session.tool_state[TODOS_STATE_KEY] = [todo.model_dump() for todo in latest_todos(history)]
-    session.context_guard = PipelineGuard(pipeline, Compactor(pipeline))
     first, every = extraction_thresholds(autocompact_threshold(pipeline.state.config.effective_window))
     memory = SessionMemory(paths.session_dir / MEMORY_FILE_NAME, first_after_tokens=first, every_tokens=every)
     if resume is not None:
@@ -242,7 +237,7 @@ def with_mcp_tools(settings: Settings, tools: list[Tool], mcp: McpManager | None
 def build_pipeline(
     settings: Settings, cwd: Path, tools: list[Tool], tool_results_dir: Path, deferred: frozenset[str] = frozenset()
 ) -> Pipeline:
-    """The default stage list, cheapest first."""
+    """The session's pipeline (agent_repl.context.pipeline), configured from the settings."""
     window = settings.context_window or model_info(settings.model).context_window
     loaded = [d for d in tool_definitions(tools, deferred, web=settings.web_tools) if not d.get("defer_loading")]
     fixed = cl100k_tokens(build_system_prompt(cwd)) + cl100k_tokens(json.dumps(loaded))
@@ -251,6 +246,7 @@ def build_pipeline(
         clearable_tools=frozenset(t.name for t in tools if t.microcompact_clearable),
         fixed_prompt_cl100k=fixed,
         strategy=settings.context_strategy,
+        # The one place that decides whether autocompact may run (the breaker may turn it off later).
         autocompact_on=settings.autocompact and settings.context_strategy == "autocompact",
         deferred_tools=deferred,
         clear_at_expiry=settings.clear_at_cache_expiry,
@@ -261,8 +257,7 @@ def build_pipeline(
         cost_trigger_margin=settings.compact_cost_trigger_margin,
     )
     config.set_window(window)
-    stages = [ToolResultBudget(tool_results_dir), SnipStage(), Microcompact(), CollapseStage()]
-    return Pipeline(stages, PipelineState(config=config))
+    return context_pipeline(config, tool_results_dir)
 
 
 def _claim(home: Path, cwd: Path, resume: ResumeSource | None) -> tuple[bool, SessionLock | None, list[str]]:

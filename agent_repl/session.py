@@ -30,7 +30,7 @@ from agent_repl.core.thinking_prefix import prefix_seed
 from agent_repl.core.tool import Tool, ToolPorts
 from agent_repl.core.tool_execution import ToolRuntime
 from agent_repl.core.transcript_sink import SessionWriteError, TranscriptSink
-from agent_repl.core.turn_session import ContextGuard
+from agent_repl.core.turn_session import Compaction
 
 if TYPE_CHECKING:
     from agent_repl.context.session_memory import SessionMemory
@@ -107,8 +107,8 @@ class Session:
         self.capabilities_checked = False
         # Stamps every entry; the pipeline's time-based decisions use the same clock.
         self.clock = clock
-        # Compaction, collapse drains and the blocking limit (agent_repl.context provides it).
-        self.context_guard: ContextGuard | None = None
+        # Runs the compactions the pipeline, /compact and recovery ask for (agent_repl.context has one).
+        self.compactor: Compaction | None = None
         # Called after every turn that reached the model (background work such as session memory).
         self.after_turn_hooks: list[Callable[[Session], None]] = []
         # The session's notes, when it keeps them.
@@ -195,6 +195,7 @@ class Session:
             on_demand_compaction=info.on_demand_compaction and self.settings.api_compaction,
             prompt_seed_for=seed,
             cache_read_multiplier=info.cache_read_multiplier,
+            output_multiplier=info.output_multiplier,
         )
 
     @property

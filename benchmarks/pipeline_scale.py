@@ -24,13 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agent_repl.context.budget import ToolResultBudget  # noqa: E402
-from agent_repl.context.collapse import CollapseStage  # noqa: E402
 from agent_repl.context.estimate import estimate_messages  # noqa: E402
-from agent_repl.context.microcompact import Microcompact  # noqa: E402
-from agent_repl.context.pipeline import Pipeline  # noqa: E402
-from agent_repl.context.snip import SnipStage  # noqa: E402
-from agent_repl.context.state import PipelineConfig, PipelineState  # noqa: E402
+from agent_repl.context.pipeline import context_pipeline  # noqa: E402
+from agent_repl.context.projector import Pipeline  # noqa: E402
+from agent_repl.context.state import PipelineConfig  # noqa: E402
 from agent_repl.core.messages import (  # noqa: E402
     AssistantMessage,
     Message,
@@ -75,9 +72,8 @@ def build_history(total_messages: int, view_messages: int, view_result_words: in
 def make_pipeline(directory: Path) -> Pipeline:
     config = PipelineConfig()
     config.set_window(1_000_000)
-    # The default stage list (bootstrap.build_pipeline), on a 1M-token model and the public API.
-    stages = [ToolResultBudget(directory), SnipStage(), Microcompact(), CollapseStage()]
-    return Pipeline(stages, PipelineState(config=config))
+    # The product's flowchart, on a 1M-token model and the public API.
+    return context_pipeline(config, directory)
 
 
 class Run:

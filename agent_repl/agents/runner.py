@@ -28,10 +28,8 @@ from agent_repl.agents.definitions import (
     catalog_listing,
     tool_names_for,
 )
-from agent_repl.context.compact import Compactor
-from agent_repl.context.guard import PipelineGuard
-from agent_repl.context.pipeline import Pipeline
-from agent_repl.context.snip import install_snip
+from agent_repl.context.pipeline import attach
+from agent_repl.context.projector import Pipeline
 from agent_repl.core.events import (
     AssistantMessageEvent,
     ErrorEvent,
@@ -144,9 +142,7 @@ class SubagentRunner:
         child.files = ReadLedger(seen=dict(parent.files.seen))
         if parent.file_history is not None:
             child.file_history = _Checkpoints(parent.file_history)
-        child.context_guard = PipelineGuard(pipeline, Compactor(pipeline))
-        if "Snip" in child.tools:
-            install_snip(child, pipeline)
+        attach(child, pipeline)
         return child
 
     def _write_meta(self, agent_id: str, definition: AgentDefinition, args: TaskRequest, tool_use_id: str) -> None:

@@ -175,7 +175,7 @@ async def compact_command(ctx: CommandContext, args: str) -> CommandResult:
     from agent_repl.core.loop_compact import compact_now
 
     session = ctx.session
-    if session.context_guard is None:
+    if session.compactor is None:
         return TextOutput("this session has no context pipeline to compact", level="error")
     before, after, error = 0, 0, ""
     compaction = compact_now(session, "manual", args.strip() or None)

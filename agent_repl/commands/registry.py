@@ -14,7 +14,7 @@ from agent_repl.commands.results import CommandResult, TextOutput
 
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
-    from agent_repl.context.pipeline import Pipeline
+    from agent_repl.context.projector import Pipeline
     from agent_repl.session import Session
 
 SessionOpener = Callable[["ResumeSource | None", "Session"], Awaitable["Session"]]
@@ -55,7 +55,7 @@ class CommandContext:
     @property
     def pipeline(self) -> Pipeline | None:
         """The session's context pipeline; None for a session built without one."""
-        from agent_repl.context.pipeline import Pipeline
+        from agent_repl.context.projector import Pipeline
 
         projector = self.session.projector
         return projector if isinstance(projector, Pipeline) else None

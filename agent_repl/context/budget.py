@@ -24,7 +24,7 @@ from pathlib import Path
 
 from agent_repl.context.estimate import text_cl100k
 from agent_repl.context.rounds import index_of
-from agent_repl.context.stage import StageOutcome
+from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, UserMessage
 from agent_repl.core.persisted_output import (
@@ -64,7 +64,7 @@ class _Candidate:
     size: int
 
 
-class ToolResultBudget:
+class ToolResultBudget(Stage):
     name = "budget"
 
     def __init__(self, tool_results_dir: Path) -> None:

@@ -19,6 +19,7 @@ drains every staged span first (`drain_staged`, R3.5.3).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from agent_repl.context.collapse_spans import (
     candidate_spans,
@@ -35,7 +36,7 @@ from agent_repl.context.estimate import (
     token_count_with_estimation,
 )
 from agent_repl.context.records import apply
-from agent_repl.context.stage import StageOutcome
+from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import CollapsedSpan, PipelineState
 from agent_repl.core.messages import Message, SystemMessage, UserMessage
 from agent_repl.transcript.records import CollapseCommitRecord
@@ -210,7 +211,7 @@ def _oldest_first(spans: list[CollapsedSpan], view: list[Message]) -> list[Colla
     )
 
 
-class CollapseStage:
+class CollapseStage(Stage):
     """Projects the committed spans; stages from 80% and commits from 90% of the effective window."""
 
     name = "collapse"
@@ -246,6 +247,9 @@ class CollapseStage:
             detail=f"{shown} spans collapsed ({len(steps)} new), {len(staged)} staged",
             records=[record_commit(state, step) for step in steps],
         )
+
+    def recover(self, view: list[Message], state: PipelineState) -> list[Any]:
+        return list(drain_staged(view, state))
 
 
 def drain_staged(view: list[Message], state: PipelineState) -> list[CollapseCommitRecord]:

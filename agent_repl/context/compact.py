@@ -1,4 +1,7 @@
-"""Autocompact (SPEC R3.6): replace the view with a summary when the cheap stages are not enough.
+"""Compaction (SPEC R3.6): replace the view with a summary when the cheap stages are not enough.
+
+The loop runs it when the autocompact check asks (agent_repl.context.autocompact), for `/compact`,
+and once per turn as reactive recovery from a prompt-too-long error.
 
 First session-memory compaction: the notes extracted in the background become the summary and
 a tail of recent messages is kept (R3.6.2). Otherwise a full compaction: a forked request that
@@ -24,14 +27,14 @@ from agent_repl.context.attachments import (
     latest_approved_plan,
     plan_reminder,
     recently_read_files,
-    reinjection_budget,
     standing_context,
 )
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.compact_api import api_summary, split_for_kept_turns
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import fork_request
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.context.rounds import index_of
 from agent_repl.context.shrink import (
@@ -42,12 +45,7 @@ from agent_repl.context.shrink import (
     wire_bytes,
 )
 from agent_repl.context.state import PipelineState
-from agent_repl.context.thresholds import (
-    autocompact_threshold,
-    compaction_pays,
-    scaled_amount,
-    should_autocompact,
-)
+from agent_repl.context.thresholds import autocompact_threshold, scaled_amount
 from agent_repl.context.touched_files import touched_files_reminder
 from agent_repl.core.deferred_tools import DISCOVERED_KEY, discovered_tools
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
@@ -118,41 +116,21 @@ def kept_tail_budget(state: PipelineState) -> int:
 
 
 class Compactor:
+    """Runs compactions for one session's pipeline and keeps the circuit breaker (R3.6.5)."""
+
     def __init__(self, pipeline: Pipeline, *, summary_max_tokens: int = SUMMARY_MAX_TOKENS) -> None:
         self.pipeline = pipeline
         self.summary_max_tokens = summary_max_tokens
         self.consecutive_failures = 0
         self.disabled = False
-        self.in_progress = False
+        self._breaker_reported = False
 
-    def wants_autocompact(self, session: ContextSession, estimated_tokens: int) -> bool:
-        state = self.pipeline.state
-        config = state.config
-        enabled = config.strategy == "autocompact" and session.settings.autocompact and not self.disabled
-        if self.in_progress or not enabled:
-            return False
-        if should_autocompact(estimated_tokens, config.effective_window):
+    def breaker_just_opened(self) -> bool:
+        """True once, for the failure that opened the breaker (so the user hears it once)."""
+        if self.disabled and not self._breaker_reported:
+            self._breaker_reported = True
             return True
-        return config.cost_trigger and self._pays(estimated_tokens, session)
-
-    def _pays(self, tokens: int, session: ContextSession) -> bool:
-        """The cost-aware trigger: the requests made so far as the expected remaining ones."""
-        state = self.pipeline.state
-        config = state.config
-        after = round(config.fixed_prompt_cl100k * state.tokens.ratio) + kept_tail_budget(state) + reinjection_budget(
-            config.effective_window, config.reinject_share
-        )
-        summary = min(self.summary_max_tokens, max(2_000, tokens // 50))
-        info = session.model_info
-        return compaction_pays(
-            tokens,
-            after + summary,
-            summary,
-            state.tokens.responses,
-            read=config.cache_read_multiplier,
-            output=info.output_usd / info.input_usd if info.input_usd else 5.0,
-            margin=config.cost_trigger_margin,
-        )
+        return False
 
     async def compact(
         self, session: ContextSession, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
@@ -162,7 +140,6 @@ class Compactor:
         view, before = projection.view, projection.estimated_tokens
         if not any(isinstance(m, AssistantMessage) for m in view):
             return CompactionOutcome(False, trigger, "Nothing to compact yet.", before)
-        self.in_progress = True
         try:
             outcome = None
             if self.pipeline.state.config.on_demand_compaction:
@@ -173,15 +150,13 @@ class Compactor:
                 outcome = await self._full(session, view, before, trigger, instructions, byte_budget)
         except Exception as exc:  # a failed compaction must never take the session down
             outcome = CompactionOutcome(False, trigger, f"Compaction failed: {exc}", before)
-        finally:
-            self.in_progress = False
         if outcome.ok:
             self.consecutive_failures = 0
         else:
             self.consecutive_failures += 1
             if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES and not self.disabled:
                 self.disabled = True
-                self.pipeline.state.config.autocompact_on = False  # automatic snip takes over
+                self.pipeline.state.config.autocompact_on = False  # the blocking limit and automatic snip take over
                 outcome.message += (
                     f" Automatic compaction failed {MAX_CONSECUTIVE_FAILURES} times in a row, so it is off "
                     "for the rest of this session; /compact still works."
@@ -445,7 +420,7 @@ async def undo_last_compaction(session: ContextSession, pipeline: Pipeline) -> t
     # The trial: the boundary slice alone, on a copy of the state with the undo applied.
     trial = state.copy()
     apply(trial, record)
-    tokens = estimate_messages(Pipeline().preview(session.messages, trial).view, trial)
+    tokens = estimate_messages(Pipeline([BoundarySlice()]).preview(session.messages, trial).view, trial)
     if tokens >= state.config.effective_window:
         return False, (
             f"Cannot undo: the conversation before that compaction is ~{tokens:,} tokens, more than fits "

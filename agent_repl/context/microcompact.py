@@ -15,6 +15,10 @@
    so the cache is written again from there each time (the replay benchmark measured +51% cost
    units at 200K with it beside autocompact); with autocompact on, the compaction is the cheaper
    way to stay in the window.
+
+With cache editing, the stage also marks the wire (`decorate`: `cache_reference` on clearable
+results, each pinned `cache_edits` block where it was first sent), and only the API can say what
+its deletes saved, so its boundary entry comes from the usage (`observe`).
 """
 
 from __future__ import annotations
@@ -23,14 +27,23 @@ from datetime import datetime
 
 from agent_repl.context.budget import replace_results, tool_names
 from agent_repl.context.estimate import text_cl100k
+from agent_repl.context.normalize import WireDraft
 from agent_repl.context.rounds import index_of
 from agent_repl.context.server_clear import clear_edit, plan_batch, record_batch
-from agent_repl.context.stage import StageOutcome
+from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineState
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ThinkingBlock, UserMessage
+from agent_repl.core.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ThinkingBlock,
+    Usage,
+    UserMessage,
+)
 from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord, ServerClearRecord
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+CACHE_EDITING_BETA = "cache-editing-agent-repl"
 
 
 def _parse_time(timestamp: str) -> datetime | None:
@@ -86,7 +99,7 @@ def _result_tokens(message: Message, tool_use_id: str, state: PipelineState) -> 
 MIN_KEPT_BY_SIZE = 3
 
 
-class Microcompact:
+class Microcompact(Stage):
     name = "microcompact"
 
     def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
@@ -220,3 +233,53 @@ class Microcompact:
         )
         outcome.records.extend(records)
         return outcome
+
+    def decorate(self, drafts: list[WireDraft], view: list[Message], state: PipelineState) -> list[str]:
+        """Mark clearable results with `cache_reference` from the first time they are sent (so their
+        bytes never change afterwards) and put each pinned `cache_edits` block back where it was first sent."""
+        if not state.config.cache_editing:
+            return []
+        clearable = {tid for _, tid in clearable_results(view, state)}
+        for draft in drafts:
+            if draft.role != "user":
+                continue
+            draft.content = [
+                {**b, "cache_reference": b["tool_use_id"]} if b.get("type") == "tool_result" and b["tool_use_id"] in clearable else b
+                for b in draft.content
+            ]
+        by_source = {uuid: draft for draft in drafts if draft.role == "user" for uuid in draft.sources}
+        for edit in state.microcompact.pinned:
+            draft = by_source.get(edit.anchor_uuid)
+            # A result a collapse or a compaction took out of the view can no longer be referenced.
+            present = [tid for tid in edit.tool_use_ids if tid in clearable]
+            if draft is None or not present:
+                continue
+            draft.content.append(
+                {"type": "cache_edits", "edits": [{"type": "delete", "cache_reference": tid} for tid in present]}
+            )
+        return [CACHE_EDITING_BETA]
+
+    def observe(self, usage: Usage, cleared_by_server: int, state: PipelineState) -> list[Message]:
+        """What the server's clears and the cache edits' deletes were reported to free; the cached
+        deletes' saving, which only the API can count, becomes their boundary entry."""
+        mc = state.microcompact
+        mc.server_cleared_reported = cleared_by_server
+        if usage.cache_deleted_input_tokens <= mc.deleted_tokens_reported:
+            return []
+        saved = usage.cache_deleted_input_tokens - mc.deleted_tokens_baseline
+        mc.deleted_tokens_reported = usage.cache_deleted_input_tokens
+        mc.deleted_tokens_baseline = usage.cache_deleted_input_tokens
+        newest = mc.pinned[-1].tool_use_ids if mc.pinned else []
+        boundary = SystemMessage(
+            subtype="microcompact_boundary",
+            content="Context microcompacted",
+            metadata={
+                "trigger": "auto",
+                "preTokens": usage.total_input() + saved,
+                "tokensSaved": saved,
+                "compactedToolIds": newest,
+                "clearedAttachmentUUIDs": [],
+                "cacheEdited": True,
+            },
+        )
+        return [boundary]

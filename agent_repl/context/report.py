@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from agent_repl.context.estimate import estimate_messages, text_cl100k
 from agent_repl.context.ids import short_id
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
 from agent_repl.core.persisted_output import is_persisted_preview

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agent_repl.context.compact import is_typed_prompt, last_active_boundary
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.core.messages import AssistantMessage, Message
 from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos

@@ -23,10 +23,10 @@ from agent_repl.context.estimate import (
     token_count_with_estimation,
 )
 from agent_repl.context.ids import ID_LENGTH, short_id
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.context.rounds import index_of
-from agent_repl.context.stage import StageOutcome
+from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import (
     AssistantMessage,
@@ -244,7 +244,7 @@ def snip_safe_spans(view: list[Message], state: PipelineState, keep_recent: int)
     return sorted(spans, key=min)
 
 
-class SnipStage:
+class SnipStage(Stage):
     """Automatic snip: over `auto_snip_threshold` of the effective window, snip-safe spans go,
     oldest first, until the count is under 90% of that threshold. Below it, one cheap count.
     While autocompact is on it stands aside: the compaction is the one rewrite of the prefix."""

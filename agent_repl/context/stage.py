@@ -1,21 +1,28 @@
-"""What a pipeline stage is: `apply(view, state) -> StageOutcome`.
+"""The two kinds of step in the flowchart (agent_repl.context.pipeline).
 
-A stage returns a new view (never editing the history), the tokens it saved, the records its
-decisions produce and the history entries to show them. It changes the state through its
-records alone (`agent_repl.context.records.apply`, which the pipeline runs on each before the
-next stage) and its bookkeeping (listed there); anything outside the state, such as a file
-written, is an effect the pipeline runs only when the projection is for real. So a dry run
-(`/context`) is the same run on a copy of the state.
+A `Stage` shapes the view: `apply(view, state) -> StageOutcome` returns a new view (never editing
+the history), the tokens it saved, the records its decisions produce and the history entries to
+show them. It changes the state through its records alone (`agent_repl.context.records.apply`,
+which the pipeline runs on each before the next stage) and its bookkeeping (listed there);
+anything outside the state, such as a file written, is an effect the pipeline runs only when the
+projection is for real. So a dry run (`/context`) is the same run on a copy of the state. A stage
+that also marks the wire request, reacts to the API's usage or frees more after a prompt-too-long
+error overrides `decorate`, `observe` or `recover`, so all of it lives in its module.
+
+A `Check` runs on the finished view's token count and returns what the loop must do before it
+sends: `Compact(trigger)` first, or `Block(message)` instead; None to send as is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from agent_repl.context.normalize import WireDraft
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import Message
+from agent_repl.core.messages import Message, Usage
+from agent_repl.core.projection import Action
 
 
 @dataclass
@@ -33,7 +40,29 @@ class StageOutcome:
     effects: list[Callable[[], object]] = field(default_factory=list)
 
 
-class Stage(Protocol):
-    name: str
+class Stage:
+    name: str = ""
 
-    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome: ...
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
+        raise NotImplementedError
+
+    def decorate(self, drafts: list[WireDraft], view: list[Message], state: PipelineState) -> list[str]:
+        """Mark the normalized wire messages in place; returns the beta headers that needs."""
+        return []
+
+    def observe(self, usage: Usage, cleared_by_server: int, state: PipelineState) -> list[Message]:
+        """React to the API's usage for the request just answered; returns history entries to append.
+        `cleared_by_server`: the input tokens the request's context_management edits cleared."""
+        return []
+
+    def recover(self, view: list[Message], state: PipelineState) -> list[Any]:
+        """After a prompt-too-long error, free what this stage can at once (the view is the
+        projected one); returns the records it applied, for the caller to write."""
+        return []
+
+
+class Check:
+    name: str = ""
+
+    def check(self, tokens: int, state: PipelineState) -> Action | None:
+        raise NotImplementedError

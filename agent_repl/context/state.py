@@ -85,6 +85,8 @@ class PipelineConfig:
     list_touched_files: bool = True
     # The model's cache-read price relative to base input (its writes: 1.25x for 5 minutes, 2x for the hour).
     cache_read_multiplier: float = 0.1
+    # Its output price relative to base input (what a summary costs to write).
+    output_multiplier: float = 5.0
     # Automatic snip (R3.3.2): only over this share of the effective window, and only while no
     # summary manages the context. Every automatic snip rewrites the cached prefix from the snip
     # point, which costs about what a compaction does, and with autocompact on the compaction

@@ -1,9 +1,9 @@
 """The query loop: one user turn as an async stream of typed events (SPEC R3.7.4).
 
 A `while True` over an explicit `State`, never recursion (agent_repl.core.loop_state). Each pass
-projects the history into the model's view, compacting first when it is over the autocompact
-threshold (`_context_step`); streams one request (agent_repl.core.loop_request); and ends in a
-decision:
+projects the history into the model's view and does what its action asks (`_context_step`):
+compact first (`Compact`) or end the turn without sending (`Block`); streams one request
+(agent_repl.core.loop_request); and ends in a decision:
 
 - `Retry`: the same request again. A failed request goes through recovery
   (agent_repl.core.loop_recovery: `collapse_drain_retry`, `reactive_compact_retry`,
@@ -63,7 +63,7 @@ from agent_repl.core.loop_request import (
 from agent_repl.core.loop_state import Continue, Decision, End, Retry, State, Step, step
 from agent_repl.core.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage, wire_block
 from agent_repl.core.permission_mode import mode_reminder
-from agent_repl.core.projection import Projection
+from agent_repl.core.projection import Block, Compact, Projection
 from agent_repl.core.recovery import (
     CONTINUE_NUDGE,
     CUT_OFF_STOP_REASONS,
@@ -190,14 +190,14 @@ async def _project(session: TurnSession) -> tuple[Projection, list[AgentEvent]]:
 
 @step
 async def _context_step(out: Step[Projection | End], session: TurnSession, state: State) -> AsyncIterator[AgentEvent]:
-    """The view for the next request, compacted first when it is over the autocompact threshold;
-    over the blocking limit (autocompact off) the turn ends without sending it."""
-    guard = session.context_guard
+    """The view for the next request, compacted first when the pipeline's action is `Compact`; on
+    `Block` (over the blocking limit, autocompact off) the turn ends without sending it."""
     projection, events = await _project(session)
     for event in events:
         yield event
-    if guard is not None and guard.wants_autocompact(session, projection.estimated_tokens):
-        compaction = compact_now(session, "auto")
+    action = projection.action
+    if isinstance(action, Compact):
+        compaction = compact_now(session, action.trigger)
         async for event in compaction:
             yield event
         if compaction.result:
@@ -205,16 +205,16 @@ async def _context_step(out: Step[Projection | End], session: TurnSession, state
             projection, events = await _project(session)
             for event in events:
                 yield event
-    blocked = None
-    if guard is not None and not state.just_compacted:
-        blocked = guard.blocking_message(session, projection.estimated_tokens)
-    if blocked:
+        else:
+            # The checks again: a failure that opened the breaker turns the blocking limit on.
+            action = session.projector.check(projection.estimated_tokens)
+    if isinstance(action, Block) and not state.just_compacted:
         notice = await session.append(
             AssistantMessage(message_id=f"blocked-{state.prompt_uuid[:8]}", model="<synthetic>",
-                             content=[TextBlock(text=blocked)], is_synthetic=True)
+                             content=[TextBlock(text=action.message)], is_synthetic=True)
         )
         yield AssistantMessageEvent(message=notice)  # type: ignore[arg-type]
-        yield ErrorEvent(message=blocked, recoverable=True)
+        yield ErrorEvent(message=action.message, recoverable=True)
         out.decide(End("error"))
         return
     state.just_compacted = False

@@ -26,15 +26,15 @@ async def compact_now(
     out: Step[bool], session: TurnSession, trigger: Trigger, instructions: str | None = None, *, byte_budget: int | None = None
 ) -> AsyncIterator[AgentEvent]:
     """Run one compaction, passing on its events; the result says whether it worked."""
-    guard = session.context_guard
-    if guard is None:
+    compactor = session.compactor
+    if compactor is None:
         out.decide(False)
         return
     yield CompactionStarted(trigger=trigger)
     pre = loop_hooks.pre_compact(session, trigger, instructions)
     async for event in pre:
         yield event
-    outcome = await guard.compact(session, trigger=trigger, instructions=instructions, byte_budget=byte_budget)
+    outcome = await compactor.compact(session, trigger=trigger, instructions=instructions, byte_budget=byte_budget)
     out.decide(outcome.ok)
     for message in outcome.new_messages:
         if isinstance(message, SystemMessage):
@@ -43,7 +43,7 @@ async def compact_now(
         async for event in loop_hooks.after_compact(session, pre.result):
             yield event
         yield CompactionFinished(trigger=trigger, tokens_before=outcome.tokens_before, tokens_after=outcome.tokens_after)
-    elif trigger == "manual" or guard.breaker_just_opened():
+    elif trigger == "manual" or compactor.breaker_just_opened():
         notice = await session.append(SystemMessage(subtype="informational", content=outcome.message, level="warning"))
         yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
         yield ErrorEvent(message=outcome.message, recoverable=True)

@@ -61,9 +61,8 @@ async def _recovery_steps(
 ) -> AsyncIterator[AgentEvent]:
     """The first recovery step that applies to `exc`, cheapest first; None when none does."""
     out.decide(None)
-    guard = session.context_guard
-    if is_prompt_too_long(exc) and guard is not None:
-        records = guard.drain_collapses(session)
+    if is_prompt_too_long(exc) and session.compactor is not None:
+        records = session.projector.recover_from_overflow(session.messages)
         if records:
             for record in records:
                 await session.append_record(record)

@@ -33,6 +33,11 @@ class ModelInfo:
     # Accepts the API's on-demand compaction (beta compact-2026-09-04).
     on_demand_compaction: bool = False
 
+    @property
+    def output_multiplier(self) -> float:
+        """The output price relative to base input (5 when the price is unknown)."""
+        return self.output_usd / self.input_usd if self.input_usd else 5.0
+
 
 def _modern(input_usd: float, output_usd: float, cache_read: float = 0.1) -> ModelInfo:
     return ModelInfo(1_000_000, 128_000, input_usd, output_usd, cache_read, True, True)

@@ -4,6 +4,7 @@ The loop asks a `Projector` for the model's view of the history each turn; the p
 `agent_repl.context` implements it. `/context` asks the same projector with `dry_run=True`,
 which must have no side effects (no records written, no model call, no state changed: the
 pipeline runs it on a copy of its state).
+The projection carries the pipeline's decision about the request, an `Action` the loop matches on.
 """
 
 from __future__ import annotations
@@ -13,7 +14,25 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_repl.core.messages import Message, Usage
+from agent_repl.core.recovery import Trigger
 from agent_repl.core.request import CacheMarks
+
+
+@dataclass(frozen=True)
+class Compact:
+    """Compact before sending (the autocompact check, SPEC R3.6)."""
+
+    trigger: Trigger
+
+
+@dataclass(frozen=True)
+class Block:
+    """Do not send: the request is over the blocking limit (R3.7.1); `message` says so to the user."""
+
+    message: str
+
+
+Action = Compact | Block
 
 
 @dataclass(frozen=True)
@@ -51,10 +70,21 @@ class Projection:
     loaded_tools: frozenset[str] = frozenset()
     # Which breakpoints of the request get the 1-hour cache lifetime.
     cache: CacheMarks = field(default_factory=CacheMarks)
+    # What the checks at the end of the pipeline ask of the loop before this request is sent.
+    action: Action | None = None
 
 
 class Projector(Protocol):
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection: ...
+
+    def check(self, estimated_tokens: int) -> Action | None:
+        """The pipeline's checks again, on a count already projected (after a compaction failed)."""
+        ...
+
+    def recover_from_overflow(self, history: list[Message]) -> list[Any]:
+        """After a prompt-too-long error, the cheapest recovery (draining staged collapses, R3.5.3):
+        the records it applied, for the caller to write; [] when it freed nothing."""
+        ...
 
     def configure_model(
         self,
@@ -64,9 +94,10 @@ class Projector(Protocol):
         on_demand_compaction: bool,
         prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
         cache_read_multiplier: float | None = None,
+        output_multiplier: float | None = None,
     ) -> None:
         """The model being called: the thinking prefix seed (`prompt_seed_for` gives it for a tool
-        list with deferred tools loaded), what the model accepts and its cache-read price."""
+        list with deferred tools loaded), what the model accepts, its cache-read and output prices."""
         ...
 
     def set_window(self, context_window: int) -> None:

@@ -1,13 +1,12 @@
 """What the loop needs to recover from a full context or a failing request (SPEC R3.7).
 
-The loop stays ignorant of how compaction works: it talks to a `ContextGuard` (see
-agent_repl.core.turn_session), and classifies API errors with the pure functions here; the
-recovery steps themselves are in agent_repl.core.loop_recovery.
+The loop stays ignorant of how compaction works: it matches the pipeline's actions, asks the
+session's `Compaction` (see agent_repl.core.turn_session), and classifies API errors with the pure
+functions here; the recovery steps themselves are in agent_repl.core.loop_recovery.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 Trigger = Literal["auto", "manual", "reactive"]
@@ -51,15 +50,3 @@ def rejects_web_tools(exc: BaseException) -> bool:
 
 def is_overloaded(exc: BaseException) -> bool:
     return getattr(exc, "status_code", None) == 529 or _error_body(exc).get("type") == "overloaded_error"
-
-
-@dataclass(frozen=True)
-class BlockingLimit:
-    tokens: int
-    limit: int
-
-    def text(self) -> str:
-        return (
-            f"Prompt is too long: about {self.tokens:,} tokens, over this model's limit of {self.limit:,}. "
-            "Free some space with /compact or /snip, or start over with /clear."
-        )

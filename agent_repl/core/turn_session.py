@@ -32,20 +32,15 @@ class CompactionResult(Protocol):
     new_messages: list[Any]
 
 
-class ContextGuard(Protocol):
-    """Compaction, collapse drains and the blocking limit (the context package provides one)."""
-
-    def wants_autocompact(self, session: TurnSession, estimated_tokens: int) -> bool: ...
-
-    def blocking_message(self, session: TurnSession, estimated_tokens: int) -> str | None: ...
+class Compaction(Protocol):
+    """Runs a compaction when the pipeline's `Compact` action, `/compact` or recovery asks for one
+    (agent_repl.context.compact.Compactor is one)."""
 
     async def compact(
         self, session: TurnSession, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> CompactionResult:
         """`byte_budget`: after a 413, the most bytes the compaction request and the view after it may hold."""
         ...
-
-    def drain_collapses(self, session: TurnSession) -> list[Any]: ...
 
     def breaker_just_opened(self) -> bool: ...
 
@@ -63,7 +58,7 @@ class TurnSession(Protocol):
     model: str
     ask: ApprovalCallback | None
     cancelled: asyncio.Event
-    context_guard: ContextGuard | None
+    compactor: Compaction | None
     after_turn_hooks: list[Callable[[Any], None]]
     # Checkpoints of the files the tools change (agent_repl.transcript.file_history), if kept.
     file_history: Any

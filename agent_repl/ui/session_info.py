@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def pipeline_state(session: Session) -> PipelineState:
     """The state of the session's context pipeline (every session the front ends open has one)."""
-    from agent_repl.context.pipeline import Pipeline
+    from agent_repl.context.projector import Pipeline
 
     pipeline = session.projector
     if not isinstance(pipeline, Pipeline):

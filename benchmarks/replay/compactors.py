@@ -1,7 +1,7 @@
 """The peers' compactors: Codex CLI, Gemini CLI and OpenCode, each as its source describes it.
 
-Each one answers the loop's two questions through `PeerGuard`: compact now? (`wants`, from the
-token count before a request) and how (`compact`). They summarize through our compaction request
+Each one answers the loop's two questions: compact now? (`wants`, from the token count before a
+request, asked by `PeerTrigger`) and how (`compact`, run through `PeerCompaction`). They summarize through our compaction request
 (`peer_summary`) and differ in when, what they summarize and what they keep verbatim. Sources and
 the details left out are in README.md.
 """

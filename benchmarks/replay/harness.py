@@ -47,7 +47,7 @@ from benchmarks.replay.metrics import (
 )
 from benchmarks.replay.replay_tools import replay_tools
 from benchmarks.replay.stages import DropOldestRounds
-from benchmarks.replay.strategies import PeerGuard, Strategy
+from benchmarks.replay.strategies import PeerCompaction, Strategy
 from benchmarks.replay.timeline import GapSamples, Pauses, SimClock, with_times
 from benchmarks.replay.trajectory import Trajectory
 
@@ -256,7 +256,7 @@ def _collect(
     result.thinking_written = sum(engine.thinking.written.values())
     result.thinking_dropped = sum(engine.thinking.dropped.values())
     result.compactions = _compactions(session, handle)
-    if isinstance(handle, PeerGuard) and handle.errors:
+    if isinstance(handle, PeerCompaction) and handle.errors:
         result.records["compaction-error"] = len(handle.errors)
         result.stop_reason = result.stop_reason or handle.errors[0]
     result.estimate_errors = list(session.projector.state.tokens.errors)
@@ -279,7 +279,7 @@ def record_counts(home: Path) -> dict[str, int]:
 
 
 def _compactions(session: Any, handle: Any) -> int:
-    if isinstance(handle, PeerGuard):
+    if isinstance(handle, PeerCompaction):
         return handle.compactions
     if isinstance(handle, DropOldestRounds):
         return handle.drops

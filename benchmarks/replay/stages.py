@@ -10,7 +10,7 @@ from __future__ import annotations
 from agent_repl.context.budget import replace_results
 from agent_repl.context.estimate import estimate_messages, estimate_request
 from agent_repl.context.rounds import index_of
-from agent_repl.context.stage import StageOutcome
+from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import SUMMARY_RESERVE_TOKENS
 from agent_repl.core.messages import Message, UserMessage
@@ -19,7 +19,7 @@ from agent_repl.core.messages import Message, UserMessage
 TRUNCATE_KEEP_FRACTION = 0.5
 
 
-class ResultReplacements:
+class ResultReplacements(Stage):
     """Tool results a peer replaced (OpenCode's pruned outputs, Gemini's truncated ones), applied
     to every view. Copies are kept, so a replaced entry has one identity from turn to turn."""
 
@@ -48,13 +48,13 @@ class ResultReplacements:
         return copy
 
 
-class DropOldestRounds:
+class DropOldestRounds(Stage):
     """`truncate`: when the request would not fit (window - 20K reserve), whole API rounds go from
     the front (user prompts with them), down to half the limit, as Aider cuts its history head.
     The session's opening context and the current round always stay.
 
     Unlike the product's stages it keeps what it dropped itself, not in the pipeline state, so a
-    dry run would drop for real; the peer sessions never run one (no guard, memory or hooks)."""
+    dry run would drop for real; the peer sessions never run one (no compactor, memory or hooks)."""
 
     name = "truncate"
 

@@ -3,8 +3,9 @@
 `agent-repl` is the session `open_session` builds. Every other strategy starts from it and
 strips the pipeline to `BoundarySlice` (the history view) plus normalization, turns off what
 only our endpoint offers (cache editing, session memory), and adds its own small stage or
-compactor. A compactor plugs into the loop's `ContextGuard` seam, so the real query loop asks it
-before every request whether to compact, and asks it once more after a prompt-too-long error.
+compactor. A compactor's trigger is a check at the end of the pipeline and its compaction the
+session's `Compaction`, so the real query loop asks it before every request whether to compact,
+and asks it once more after a prompt-too-long error.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_repl.context.compact import CompactionOutcome, Trigger
+from agent_repl.context.stage import Check
+from agent_repl.context.state import PipelineState
+from agent_repl.core.projection import Compact
 from agent_repl.core.request import place_message_breakpoints
 from benchmarks.replay.compactors import CodexCompactor, GeminiCompactor, OpenCodeCompactor
 from benchmarks.replay.stages import DropOldestRounds, ResultReplacements
@@ -30,20 +34,27 @@ class Compactor(Protocol):
     async def compact(self, session: Session, trigger: Trigger) -> CompactionOutcome: ...
 
 
-class PeerGuard:
-    """The loop's `ContextGuard` for a peer: its compactor decides; no blocking limit, no collapse."""
+class PeerTrigger(Check):
+    """A peer's autocompact check: its compactor decides (the peers have no blocking limit)."""
+
+    name = "peer autocompact"
+
+    def __init__(self, session: Session, compactor: Compactor) -> None:
+        self.session = session
+        self.compactor = compactor
+
+    def check(self, tokens: int, state: PipelineState) -> Compact | None:
+        return Compact("auto") if self.compactor.wants(self.session, tokens) else None
+
+
+class PeerCompaction:
+    """The session's `Compaction` for a peer: its compactor summarizes."""
 
     def __init__(self, compactor: Compactor) -> None:
         self.compactor = compactor
         self.compactions = 0
         # Exceptions a compaction raised (a harness bug would show here, not as a quiet no-op).
         self.errors: list[str] = []
-
-    def wants_autocompact(self, session: Session, estimated_tokens: int) -> bool:
-        return self.compactor.wants(session, estimated_tokens)
-
-    def blocking_message(self, session: Session, estimated_tokens: int) -> str | None:
-        return None
 
     async def compact(
         self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
@@ -55,9 +66,6 @@ class PeerGuard:
             self.errors.append(outcome.message)
         self.compactions += outcome.ok
         return outcome
-
-    def drain_collapses(self, session: Session) -> list[Any]:
-        return []
 
     def breaker_just_opened(self) -> bool:
         return False
@@ -98,7 +106,7 @@ def strip_to_boundary_slice(session: Session) -> None:
     session.capabilities_checked = True  # so the endpoint's cache-editing beta is never turned on
     session.after_turn_hooks.clear()
     session.memory = None
-    session.context_guard = None
+    session.compactor = None
 
 
 MEASURED, PAUSES = "measured", "pauses"
@@ -130,17 +138,17 @@ def _naive(session: Session) -> None:
     session.client = OneBreakpointClient(session.client)  # type: ignore[assignment]
 
 
-def _with_compactor(make: Callable[[ResultReplacements], Compactor]) -> Callable[[Session], PeerGuard]:
-    def configure(session: Session) -> PeerGuard:
+def _with_compactor(make: Callable[[ResultReplacements], Compactor]) -> Callable[[Session], PeerCompaction]:
+    def configure(session: Session) -> PeerCompaction:
         strip_to_boundary_slice(session)
         replacements = ResultReplacements()
-        session.projector.stages.append(replacements)  # type: ignore[attr-defined]
         compactor = make(replacements)
+        session.projector.stages += [replacements, PeerTrigger(session, compactor)]  # type: ignore[attr-defined]
         if isinstance(compactor, OpenCodeCompactor):
             session.after_turn_hooks.append(compactor.prune)
-        guard = PeerGuard(compactor)
-        session.context_guard = guard  # type: ignore[assignment]
-        return guard
+        compaction = PeerCompaction(compactor)
+        session.compactor = compaction  # type: ignore[assignment]
+        return compaction
 
     return configure
 

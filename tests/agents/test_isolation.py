@@ -29,7 +29,7 @@ BIG_FILES = sorted(Path(rich.__file__).parent.glob("*.py"), key=lambda p: (-p.st
 def parent_state(session: Session) -> dict[str, Any]:
     """Everything of the parent's pipeline and compaction that a compaction could reset."""
     state = session.projector.state  # type: ignore[attr-defined]
-    compactor = session.context_guard.compactor  # type: ignore[union-attr]
+    compactor = session.compactor  # type: ignore[union-attr]
     return copy.deepcopy({
         "budget": asdict(state.budget),
         "snip": asdict(state.snip),
@@ -39,7 +39,7 @@ def parent_state(session: Session) -> dict[str, Any]:
         "collapse": [asdict(c) for c in state.collapse.commits],
         "rewound": set(state.rewound),
         "config": {k: v for k, v in vars(state.config).items() if not callable(v)},
-        "breaker": (compactor.consecutive_failures, compactor.disabled, compactor.in_progress),
+        "breaker": (compactor.consecutive_failures, compactor.disabled),
         "history": [m.uuid for m in session.messages],
         "files": dict(session.files.seen),
         "loaded_tools": session.loaded_tools,

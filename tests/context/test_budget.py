@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.budget import ToolResultBudget
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import PipelineConfig, PipelineState
@@ -33,7 +34,7 @@ def result(tool_use_id: str, size: int, char: str = "x") -> UserMessage:
 
 def pipeline(tmp_path: Path, state: PipelineState | None = None) -> Pipeline:
     state = state or PipelineState(config=PipelineConfig(tool_result_budget_chars=BUDGET))
-    return Pipeline([ToolResultBudget(tmp_path / "tool-results")], state)
+    return Pipeline([BoundarySlice(), ToolResultBudget(tmp_path / "tool-results")], state)
 
 
 def wire_results(projection) -> dict[str, str]:

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.cache_ttl import cache_marks, cold_after_minutes
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.core.messages import (
     AssistantMessage,
@@ -64,7 +65,7 @@ def state_for(policy: str) -> PipelineState:
 
 def marks(history: list[Message], policy: str) -> tuple[CacheMarks, list[dict]]:
     state = state_for(policy)
-    projection = Pipeline(state=state).project(history)
+    projection = Pipeline([BoundarySlice()], state).project(history)
     return cache_marks(history, projection.wire, projection.wire_sources, state), projection.wire
 
 

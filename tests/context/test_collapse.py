@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.collapse import (
     CollapseStage,
     drain_staged,
@@ -13,7 +14,8 @@ from agent_repl.context.collapse import (
 )
 from agent_repl.context.collapse_spans import candidate_spans, make_span, placeholder_uuid
 from agent_repl.context.estimate import estimate_request, token_count_with_estimation
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.microcompact import Microcompact
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.snip import snip_safe_spans
@@ -111,7 +113,7 @@ def test_from_ninety_percent_staged_spans_are_committed_until_under_ninety():
     view = history()
     state = state_at(view, 0.95)
     effective = state.config.effective_window
-    pipeline = Pipeline([CollapseStage()], state)
+    pipeline = Pipeline([BoundarySlice(), CollapseStage()], state)
     projection = pipeline.project(view)
     records = projection.records
     assert records and all(isinstance(r, CollapseCommitRecord) for r in records)
@@ -134,7 +136,7 @@ def test_projection_replaces_exactly_the_committed_span_and_keeps_the_history():
     span = make_span(view[1:11], "two turns, summarized")
     assert span is not None
     state.collapse.add_commit(span)
-    projection = Pipeline([CollapseStage()], state).project(view)
+    projection = Pipeline([BoundarySlice(), CollapseStage()], state).project(view)
     placeholder = projection.view[1]
     assert projection.view[0] is view[0] and projection.view[2:] == view[11:]
     assert isinstance(placeholder, UserMessage) and not placeholder.is_meta
@@ -201,7 +203,7 @@ def test_the_current_turn_and_the_opening_context_are_never_collapsed():
     assert all(
         m.uuid in covered for m in view[1:turn_start] if isinstance(m, UserMessage) and m.is_tool_result()
     )
-    projected = Pipeline([CollapseStage()], state).project(view, dry_run=True).view
+    projected = Pipeline([BoundarySlice(), CollapseStage()], state).project(view, dry_run=True).view
     assert projected[0] is view[0] and projected[-3:] == view[-3:]
 
 
@@ -209,7 +211,7 @@ def test_every_typed_message_is_quoted_verbatim_in_the_collapsed_text():
     view = history(8) + turn(100)
     state = state_at(view, 2.0)
     drain_staged(view, state)
-    projected = Pipeline([CollapseStage()], state).project(view, dry_run=True)
+    projected = Pipeline([BoundarySlice(), CollapseStage()], state).project(view, dry_run=True)
     collapsed = "\n".join(
         m.text() for m in projected.view if isinstance(m, UserMessage) and m.text().startswith("<collapsed>")
     )
@@ -223,7 +225,7 @@ def test_every_typed_message_is_quoted_verbatim_in_the_collapsed_text():
 def test_a_dry_run_decides_the_same_and_changes_nothing():
     view = history()
     state = state_at(view, 0.95)
-    pipeline = Pipeline([CollapseStage()], state)
+    pipeline = Pipeline([BoundarySlice(), CollapseStage()], state)
     before = snapshot(state)
     dry = pipeline.project(view, dry_run=True)
     assert snapshot(state) == before
@@ -235,20 +237,20 @@ def test_a_dry_run_decides_the_same_and_changes_nothing():
 def test_the_bytes_are_the_same_every_turn_and_after_a_resume():
     view = history()
     state = state_at(view, 0.95)
-    pipeline = Pipeline([CollapseStage()], state)
+    pipeline = Pipeline([BoundarySlice(), CollapseStage()], state)
     first = pipeline.project(view)
     assert first.records
     assert wire(pipeline, view) == json.dumps(first.wire) == wire(pipeline, view)
     resumed = PipelineState(config=replace(state.config))
     rebuild_state(resumed, view, first.records)
     assert [c.uuids for c in resumed.collapse.commits] == [c.uuids for c in state.collapse.commits]
-    assert wire(Pipeline([CollapseStage()], resumed), view) == json.dumps(first.wire)
+    assert wire(Pipeline([BoundarySlice(), CollapseStage()], resumed), view) == json.dumps(first.wire)
 
 
 def test_drain_commits_every_staged_span_then_stages_everything_then_gives_up():
     view = history(12) + turn(100)
     state = state_at(view, 0.85)
-    Pipeline([CollapseStage()], state).project(view)
+    Pipeline([BoundarySlice(), CollapseStage()], state).project(view)
     staged = [s.collapse_id for s in state.collapse.staged]
     assert staged and not state.collapse.commits
     records = drain_staged(view, state)
@@ -275,7 +277,7 @@ def test_the_count_after_a_commit_subtracts_what_the_last_usage_still_counts():
     state.tokens.last_usage = Usage(input_tokens=estimate_request(view, state))
     state.tokens.last_usage_anchor = anchor.uuid
     before = token_count_with_estimation(view, state)
-    projection = Pipeline([CollapseStage()], state).project(view)
+    projection = Pipeline([BoundarySlice(), CollapseStage()], state).project(view)
     after = token_count_with_estimation(projection.view, state)
     assert projection.records and after == projection.records[-1].tokens_after < before
     assert state.collapse.freed_since_usage == before - after
@@ -310,7 +312,7 @@ def test_a_cache_edit_no_longer_names_a_collapsed_result():
     span = make_span(view[1:6], "turn 0")
     assert span is not None
     state.collapse.add_commit(span)
-    body = json.dumps(Pipeline([CollapseStage()], state).project(view).wire)
+    body = json.dumps(Pipeline([BoundarySlice(), Microcompact(), CollapseStage()], state).project(view).wire)
     assert '"cache_reference": "t4"' in body and '"t0"' not in body
 
 
@@ -319,7 +321,7 @@ def test_snipped_entries_are_never_collapsed_and_a_snipped_collapse_stays_out():
     state = state_at(view, 2.0)
     snipped = {m.uuid for m in turn_entries(view, 2)}
     state.snip.snipped |= snipped
-    pipeline = Pipeline([CollapseStage()], state)
+    pipeline = Pipeline([BoundarySlice(), CollapseStage()], state)
     assert drain_staged(pipeline.project(view, dry_run=True).view, state)
     assert not snipped & set(state.collapse.owner)
     first = state.collapse.commits[0]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from agent_repl.context.boundary import slice_after_compact_boundary
 from agent_repl.context.compact import kept_tail_start
 from agent_repl.context.compact_prompt import continuation_message
 from agent_repl.context.estimate import estimate_messages
-from agent_repl.context.pipeline import slice_after_compact_boundary
 from agent_repl.context.shrink import CompactionError, drop_oldest_rounds, prompt_too_long_gap
 from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.context.thresholds import (

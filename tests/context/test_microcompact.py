@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.estimate import text_cl100k
-from agent_repl.context.microcompact import CONTEXT_MANAGEMENT_BETA, Microcompact
-from agent_repl.context.pipeline import CACHE_EDITING_BETA, Pipeline
+from agent_repl.context.microcompact import CACHE_EDITING_BETA, CONTEXT_MANAGEMENT_BETA, Microcompact
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineConfig, PipelineState
 from agent_repl.core.messages import (
@@ -46,7 +47,7 @@ def history_with_results(n: int, *, name: str = "Read") -> list:
 
 
 def make(config: PipelineConfig, now: datetime) -> Pipeline:
-    return Pipeline([Microcompact()], PipelineState(config=config, clock=lambda: now))
+    return Pipeline([BoundarySlice(), Microcompact()], PipelineState(config=config, clock=lambda: now))
 
 
 def results_in(wire: list[dict]) -> dict[str, dict]:
@@ -127,7 +128,7 @@ def test_cached_microcompact_deletes_the_oldest_past_the_trigger_without_changin
     )
     # Resume rebuilds the pinned edit from its record.
     state = rebuild_state(PipelineState(config=config), history, [record])
-    resumed = Pipeline([Microcompact()], state)
+    resumed = Pipeline([BoundarySlice(), Microcompact()], state)
     resumed.state.clock = lambda: T0 + timedelta(minutes=2)
     assert resumed.project(history).wire == later.wire
 

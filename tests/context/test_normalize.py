@@ -134,8 +134,9 @@ def test_split_reply_with_results_stored_between_its_blocks_is_one_wire_message(
 
 
 def test_tool_references_stay_references_only_while_their_tool_is_deferred_in_this_request():
+    from agent_repl.context.boundary import BoundarySlice
     from agent_repl.context.ids import id_tag
-    from agent_repl.context.pipeline import Pipeline
+    from agent_repl.context.projector import Pipeline
     from agent_repl.context.state import PipelineConfig, PipelineState
     from agent_repl.core.messages import ToolReferenceBlock
 
@@ -148,7 +149,7 @@ def test_tool_references_stay_references_only_while_their_tool_is_deferred_in_th
     ]
 
     def wire_for(history, deferred):
-        pipeline = Pipeline(state=PipelineState(config=PipelineConfig(deferred_tools=frozenset(deferred))))
+        pipeline = Pipeline([BoundarySlice()], PipelineState(config=PipelineConfig(deferred_tools=frozenset(deferred))))
         projection = pipeline.project(history, dry_run=True)
         return projection, projection.wire[-1]["content"]
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.budget import ToolResultBudget
 from agent_repl.context.microcompact import Microcompact
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.state import PipelineConfig, PipelineState
@@ -64,7 +65,7 @@ def decisions(state: PipelineState) -> dict:
 def pipeline(tmp_path, state: PipelineState | None = None) -> Pipeline:
     now = T0 + timedelta(minutes=62)
     state = state or PipelineState(config=PipelineConfig(tool_result_budget_chars=2_500), clock=lambda: now)
-    return Pipeline([ToolResultBudget(tmp_path / "tool-results"), Microcompact()], state)
+    return Pipeline([BoundarySlice(), ToolResultBudget(tmp_path / "tool-results"), Microcompact()], state)
 
 
 def test_a_dry_run_decides_what_the_live_run_does_and_leaves_the_state_and_the_disk_alone(tmp_path):

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.microcompact import Microcompact, clearable_results
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.server_clear import plan_batch
 from agent_repl.context.state import PipelineConfig, PipelineState
@@ -54,7 +55,7 @@ def pipeline(*, responses: int = 50, protect: int = 8_000, now: datetime | None 
     config.set_window(200_000)
     state = PipelineState(config=config, clock=lambda: now or T0 + timedelta(minutes=1))
     state.tokens.responses = responses
-    return Pipeline([Microcompact()], state)
+    return Pipeline([BoundarySlice(), Microcompact()], state)
 
 
 def test_a_batch_takes_what_is_older_than_the_protected_newest_results():

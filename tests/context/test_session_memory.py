@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.compact_prompt import MEMORY_REQUEST_MARKER
 from agent_repl.context.estimate import estimate_message
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.session_memory import SessionMemory, extraction_thresholds, select_kept_tail
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, effective_window
@@ -202,7 +203,7 @@ def fake_session(tmp_path: Path, client: FakeClient, entries: int) -> Session:
         settings=Settings(),
         client=client,  # type: ignore[arg-type]
         tools=[],
-        projector=Pipeline(),
+        projector=Pipeline([BoundarySlice()]),
         sink=MemorySink(),
         tool_results_dir=tmp_path / "tool-results",
         history=turns(entries),

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.estimate import estimate_messages, estimate_request, token_count_with_estimation
 from agent_repl.context.ids import short_id
 from agent_repl.context.normalize import INTERRUPTED_TOOL_RESULT
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.snip import SnipError, SnipPlan, SnipStage, apply_snip, plan_snip
@@ -150,7 +151,7 @@ def test_apply_updates_the_state_and_the_next_view_has_no_orphans():
     assert record.model_dump(exclude={"timestamp"}) == expected.model_dump(exclude={"timestamp"})
     assert state.snip.snipped == set(uuids(view, 2, 3))
     assert state.snip.tokens_freed_total == snip.tokens_freed
-    projection = Pipeline([], state).project(view, dry_run=True)
+    projection = Pipeline([BoundarySlice()], state).project(view, dry_run=True)
     assert [m.uuid for m in projection.view] == [m.uuid for i, m in enumerate(view) if i not in (2, 3)]
     text = str(projection.wire)
     assert BIG[:50] not in text and "'a'" not in text and INTERRUPTED_TOOL_RESULT not in text
@@ -163,19 +164,19 @@ def test_after_a_snip_the_stale_usage_is_no_anchor():
     # The usage described the view with the snipped entries in it: the estimate starts afresh.
     view = history()
     state = PipelineState()
-    stamp_as_sent(Pipeline([], state), view)
+    stamp_as_sent(Pipeline([BoundarySlice()], state), view)
     state.tokens.last_usage = Usage(input_tokens=40_000, output_tokens=200)
     state.tokens.last_usage_anchor = view[7].uuid
-    Pipeline([], state).project(view)
+    Pipeline([BoundarySlice()], state).project(view)
     before = token_count_with_estimation(view, state)
     assert before == 40_200 + estimate_messages(view[8:], state)
     snip = plan(view, state, short_id(view[3].uuid))
     assert snip.tokens_in_last_usage == snip.tokens_freed
     apply_snip(state, snip, "user")
-    after_view = Pipeline([], state).project(view).view
+    after_view = Pipeline([BoundarySlice()], state).project(view).view
     assert token_count_with_estimation(after_view, state) == estimate_request(after_view, state)
     # The next usage sees the snip itself: nothing is subtracted any more.
-    Pipeline([], state).observe_response(Usage(input_tokens=30_000), anchor_uuid=view[10].uuid)
+    Pipeline([BoundarySlice()], state).observe_response(Usage(input_tokens=30_000), anchor_uuid=view[10].uuid)
     assert state.snip.tokens_freed_since_usage == 0
 
 
@@ -187,8 +188,8 @@ def test_resume_rebuilds_the_snipped_set_from_the_records():
     resumed = rebuild_state(PipelineState(), view, records)
     assert resumed.snip.snipped == live.snip.snipped == set(uuids(view, 2, 3, 4, 5))
     assert resumed.snip.tokens_freed_total == live.snip.tokens_freed_total
-    wire_live = Pipeline([], live).project(view, dry_run=True).wire
-    assert Pipeline([], resumed).project(view, dry_run=True).wire == wire_live
+    wire_live = Pipeline([BoundarySlice()], live).project(view, dry_run=True).wire
+    assert Pipeline([BoundarySlice()], resumed).project(view, dry_run=True).wire == wire_live
 
 
 # The automatic stage.
@@ -270,7 +271,7 @@ def test_a_failed_call_later_done_right_goes_and_an_unanswered_failure_stays():
 def test_a_dry_run_decides_the_same_and_changes_nothing():
     view = long_history(14)
     state = over_threshold_state(view)
-    pipeline = Pipeline([SnipStage()], state)
+    pipeline = Pipeline([BoundarySlice(), SnipStage()], state)
     dry = pipeline.project(view, dry_run=True)
     assert state.snip.snipped == set() and state.snip.tokens_freed_total == 0
     assert state.snip.tokens_freed_since_usage == 0
@@ -283,13 +284,13 @@ def test_a_dry_run_decides_the_same_and_changes_nothing():
 def test_the_pipeline_reports_the_stage_and_passes_its_record_on():
     view = long_history(14)
     state = over_threshold_state(view)
-    projection = Pipeline([SnipStage()], state).project(view)
+    projection = Pipeline([BoundarySlice(), SnipStage()], state).project(view)
     [record] = projection.records
     assert isinstance(record, SnipRecord)
     [report] = [r for r in projection.reports if r.stage == "snip"]
     assert report.tokens_before - report.tokens_after == record.tokens_freed
     # Next turn the boundary slice already filters them; the stage has nothing more to do.
-    again = Pipeline([SnipStage()], state).project(view)
+    again = Pipeline([BoundarySlice(), SnipStage()], state).project(view)
     assert again.records == [] and {m.uuid for m in again.view}.isdisjoint(record.uuids)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.ids import short_id
-from agent_repl.context.pipeline import Pipeline
+from agent_repl.context.projector import Pipeline
 from agent_repl.context.snip import (
     SnipStage,
     install_snip,
@@ -38,7 +39,7 @@ def wire_text(pipeline: Pipeline, session: FakeSession) -> str:
 
 
 async def test_snip_messages_writes_the_record_and_the_next_view_lacks_the_span():
-    session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
+    session, pipeline = FakeSession(history()), Pipeline([BoundarySlice(), SnipStage()])
     target = session.messages[3]
     assert BIG[:40] in wire_text(pipeline, session)
     done = await snip_messages(session, pipeline, short_id(target.uuid), reason="read it already")
@@ -54,7 +55,7 @@ async def test_snip_messages_writes_the_record_and_the_next_view_lacks_the_span(
 
 
 async def test_a_refused_snip_writes_nothing():
-    session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
+    session, pipeline = FakeSession(history()), Pipeline([BoundarySlice(), SnipStage()])
     before = wire_text(pipeline, session)
     # The model snips mid-turn, so its own turn is off limits.
     done = await snip_messages(session, pipeline, short_id(session.messages[10].uuid), source="model")
@@ -64,7 +65,7 @@ async def test_a_refused_snip_writes_nothing():
 
 
 async def test_the_tool_calls_the_installed_callback_as_the_model(tmp_path: Path):
-    session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
+    session, pipeline = FakeSession(history()), Pipeline([BoundarySlice(), SnipStage()])
     install_snip(session, pipeline)
     assert session.tool_ports.snip is not None
     ctx = ToolContext(cwd=tmp_path, tool_results_dir=tmp_path / "tool-results", ports=session.tool_ports)
@@ -96,7 +97,7 @@ def test_the_tool_schema_names_its_three_arguments():
 
 
 def test_the_picker_lists_what_may_be_snipped_with_ids_sizes_and_first_lines():
-    session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
+    session, pipeline = FakeSession(history()), Pipeline([BoundarySlice(), SnipStage()])
     items = snippable_messages(session, pipeline)
     view = session.messages
     # Between turns the user may snip anything but the system note, the latest turn included;
@@ -133,7 +134,7 @@ def test_the_picker_lists_what_may_be_snipped_with_ids_sizes_and_first_lines():
 
 
 async def test_between_turns_the_user_may_snip_the_latest_turn():
-    session, pipeline = FakeSession(history()), Pipeline([SnipStage()])
+    session, pipeline = FakeSession(history()), Pipeline([BoundarySlice(), SnipStage()])
     done = await snip_messages(session, pipeline, short_id(session.messages[10].uuid))
     assert not done.is_error
     # The call goes with its result.

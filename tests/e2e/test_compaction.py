@@ -129,13 +129,13 @@ async def test_a_summarizer_that_always_fails_is_tried_three_times_then_never_wi
         for turn in range(turns):
             events = await run(session, prompt(turn))
             notices += [e for e in events if isinstance(e, ErrorEvent)]
-            if session.context_guard.compactor.disabled and len(notices) and events[-1].reason == "error":
+            if session.compactor.disabled and len(notices) and events[-1].reason == "error":
                 break
         summaries = [e for e in server.recordings.messages if e.body and is_summary_request(e.body)]
         assert len(summaries) == 3
         breaker = [e for e in notices if "failed 3 times" in e.message]
         assert len(breaker) == 1
-        assert session.context_guard.compactor.disabled
+        assert session.compactor.disabled
     finally:
         await close_session(session)
         server.stop()

@@ -1,0 +1,79 @@
+"""The compact-boundary slice (SPEC R3.0): the first stage, the history as the model may see it.
+
+The last active compact boundary and what follows it, with the kept tail the boundary names put
+back right after its summary; then snipped entries, undone compactions, rewound entries and
+refused replies are filtered out. The history itself is never changed.
+"""
+
+from __future__ import annotations
+
+from agent_repl.context.stage import Stage, StageOutcome
+from agent_repl.context.state import PipelineState
+from agent_repl.core.messages import AssistantMessage, Message, SystemMessage
+
+
+def _is_active_boundary(message: Message, undone: frozenset[str] | set[str]) -> bool:
+    return isinstance(message, SystemMessage) and message.subtype == "compact_boundary" and message.uuid not in undone
+
+
+def _previous_boundary(history: list[Message], before: int, undone: frozenset[str] | set[str]) -> int | None:
+    for index in range(before - 1, -1, -1):
+        if _is_active_boundary(history[index], undone):
+            return index
+    return None
+
+
+def _view_at(history: list[Message], index: int, end: int, undone: frozenset[str] | set[str]) -> list[Message]:
+    """The view of `history[:end]` whose last active boundary is at `index`."""
+    boundary = history[index]
+    after = history[index:end]
+    kept_from = boundary.metadata.get("keptFromUuid") if isinstance(boundary, SystemMessage) else None
+    if not kept_from:
+        return after
+    previous = _previous_boundary(history, index, undone)
+    floor = previous + 1 if previous is not None else 0
+    start = next((i for i in range(index - 1, floor - 1, -1) if history[i].uuid == kept_from), None)
+    if start is not None:
+        kept = [m for m in history[start:index] if not isinstance(m, SystemMessage)]
+    elif previous is not None:
+        # The kept tail reaches into an earlier compaction's view: take it from that view.
+        earlier = _view_at(history, previous, index, undone)
+        position = next((i for i, m in enumerate(earlier) if m.uuid == kept_from), len(earlier))
+        kept = [m for m in earlier[position:] if not isinstance(m, SystemMessage)]
+    else:
+        kept = []
+    summary_uuid = boundary.metadata.get("summaryUuid") if isinstance(boundary, SystemMessage) else None
+    summary_at = next(
+        (i for i, m in enumerate(after) if m.uuid == summary_uuid or getattr(m, "is_compact_summary", False)), 0
+    )
+    return [*after[: summary_at + 1], *kept, *after[summary_at + 1 :]]
+
+
+def slice_after_compact_boundary(history: list[Message], undone: frozenset[str] | set[str] = frozenset()) -> list[Message]:
+    """The last compact boundary and everything after it (SPEC R3.0.1), with the kept tail the
+    boundary names (entries of the view before it) placed right after its summary."""
+    index = _previous_boundary(history, len(history), undone)
+    if index is None:
+        return list(history)
+    return _view_at(history, index, len(history), undone)
+
+
+def is_refused(message: Message) -> bool:
+    """A reply the model refused: shown in the history, never sent back."""
+    return isinstance(message, AssistantMessage) and message.stop_reason == "refusal"
+
+
+class BoundarySlice(Stage):
+    """R3.0: the last compact boundary onward, then snipped entries, undone compactions, rewound
+    entries and refused replies filtered out."""
+
+    name = "boundary"
+
+    def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
+        compaction = state.compaction
+        sliced = slice_after_compact_boundary(view, compaction.undone)
+        hidden = state.snip.snipped
+        if compaction.excluded or state.rewound:
+            hidden = hidden | compaction.excluded | state.rewound
+        kept = [m for m in sliced if m.uuid not in hidden and not is_refused(m)]
+        return StageOutcome(kept, items=len(view) - len(kept), detail=f"{len(view) - len(kept)} entries before or snipped")

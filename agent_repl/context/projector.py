@@ -1,0 +1,229 @@
+"""Runs the flowchart (agent_repl.context.pipeline) over the history, once per request.
+
+Each stage gets the view the one before it returned and reports what it saved, and its records
+are applied to the state (`agent_repl.context.records`) before the next stage runs; then the
+view is normalized into the wire (R3.1), each stage marks the wire as it needs, and the checks
+decide what the loop must do first (`Action`). The history is never rewritten here; stages
+return new lists and copies. `/context` runs the same code with `dry_run=True`, on a copy of the
+state and with no effect outside it, so the numbers shown are the numbers the API will see (R1.3).
+
+After the reply, `observe_response` feeds the API's own count back into the estimate and lets
+each stage react to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from agent_repl.context.cache_ttl import cache_marks, cold_after_minutes
+from agent_repl.context.estimate import (
+    estimate_request,
+    freed_since_usage,
+    last_usage_index,
+    message_cl100k,
+    text_cl100k,
+    token_count_with_estimation,
+)
+from agent_repl.context.microcompact import clearable_results
+from agent_repl.context.normalize import normalize_drafts, resolve_tool_references
+from agent_repl.context.records import apply
+from agent_repl.context.server_clear import frontier
+from agent_repl.context.stage import Check, Stage
+from agent_repl.context.state import PipelineState
+from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
+from agent_repl.core.deferred_tools import boundary_loaded_tools
+from agent_repl.core.messages import Message, Usage, UserMessage
+from agent_repl.core.projection import Action, Projection, StageReport
+
+MIN_DELTA_FOR_RATIO = 1_000
+
+
+class Pipeline:
+    """`stages`: the flowchart's steps in order, the view's stages then the checks
+    (agent_repl.context.pipeline.flowchart builds the product's list)."""
+
+    def __init__(self, stages: list[Stage | Check] | None = None, state: PipelineState | None = None) -> None:
+        self.stages: list[Stage | Check] = list(stages or [])
+        self.state = state or PipelineState()
+        self._pending_delta: tuple[int, int] | None = None
+
+    def configure_endpoint(self, *, cache_editing: bool) -> None:
+        self.state.config.cache_editing = cache_editing
+
+    def set_window(self, context_window: int) -> None:
+        self.state.config.set_window(context_window)
+
+    def configure_model(
+        self,
+        *,
+        prompt_seed: str,
+        thinking_on: bool,
+        on_demand_compaction: bool,
+        prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
+        cache_read_multiplier: float | None = None,
+        output_multiplier: float | None = None,
+    ) -> None:
+        config = self.state.config
+        if cache_read_multiplier is not None:
+            config.cache_read_multiplier = cache_read_multiplier
+        if output_multiplier is not None:
+            config.output_multiplier = output_multiplier
+        config.prompt_seed, config.thinking_on, config.on_demand_compaction = (
+            prompt_seed,
+            thinking_on,
+            on_demand_compaction,
+        )
+        config.prompt_seed_for = prompt_seed_for
+
+    def project(self, history: list[Message], *, dry_run: bool = False) -> Projection:
+        """The request the next call sends: its records are applied to the state (the caller writes
+        them) and its effects run. A dry run is `preview`."""
+        if dry_run:
+            return self.preview(history)
+        projection, effects = self._run(history, self.state)
+        for effect in effects:
+            effect()
+        self.state.tokens.pending_estimate = projection.estimated_tokens
+        self._pending_delta = self._delta_since_usage(projection.view)
+        self.state.facts.forget_all_but(projection.view)
+        return projection
+
+    def preview(self, history: list[Message], state: PipelineState | None = None) -> Projection:
+        """The same projection on `state`, by default a copy of this pipeline's: nothing here changes."""
+        return self._run(history, state if state is not None else self.state.copy())[0]
+
+    def _run(self, history: list[Message], state: PipelineState) -> tuple[Projection, list[Callable[[], object]]]:
+        state.scratch.clear()
+        state.cold_after_minutes = cold_after_minutes(history, state)
+        # The cleared set the cached prefix was written with (a stage may add a batch now).
+        cached_clears = set(state.microcompact.server_cleared)
+        view = history
+        reports: list[StageReport] = []
+        records: list[Any] = []
+        new_messages: list[Message] = []
+        body_extras: dict[str, Any] = {}
+        betas: list[str] = []
+        effects: list[Callable[[], object]] = []
+        running: int | None = None
+        for stage in self._view_stages():
+            outcome = stage.apply(view, state)
+            for record in outcome.records:
+                apply(state, record)
+            view = outcome.view
+            if running is None:
+                running = estimate_request(view, state)
+                reports.append(StageReport(stage.name, running, running, outcome.items, outcome.detail))
+            else:
+                before, running = running, running - outcome.saved_tokens
+                reports.append(StageReport(stage.name, before, running, outcome.items, outcome.detail))
+            records.extend(outcome.records)
+            new_messages.extend(outcome.new_messages)
+            body_extras.update(outcome.body_extras)
+            betas.extend(b for b in outcome.betas if b not in betas)
+            effects.extend(outcome.effects)
+        drafts = normalize_drafts(view, blocks_for=lambda m: state.facts.get(m).wire_blocks)
+        loaded = boundary_loaded_tools(view) & state.config.deferred_tools
+        resolve_tool_references(drafts, state.config.deferred_tools - loaded)
+        seed = state.config.prompt_seed
+        if loaded and state.config.prompt_seed_for is not None:
+            seed = state.config.prompt_seed_for(loaded)
+        recorded = recorded_prefixes(view)
+        thinking = leave_out_stale_thinking(drafts, seed, recorded, state.facts.block_digests)
+        drafts = thinking.drafts
+        anchor = state.tokens.last_usage_anchor
+        state.tokens.anchor_describes_view = anchor is not None and thinking.describes(
+            next((m for m in reversed(view) if m.uuid == anchor), None)
+        )
+        if thinking.left_out:
+            where = f"from wire message {thinking.first_changed}"
+            reports.append(StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}"))
+        for stage in self._view_stages():
+            betas.extend(b for b in stage.decorate(drafts, view, state) if b not in betas)
+        wire = [{"role": d.role, "content": d.content} for d in drafts]
+        sources = [d.sources for d in drafts]
+        # Where the next server-side batch would start: a breakpoint goes just before it.
+        next_clear = frontier(view, state, clearable_results(view, state), cached_clears) if state.config.server_clear else None
+        estimated = token_count_with_estimation(view, state)
+        projection = Projection(
+            view=view,
+            wire=wire,
+            estimated_tokens=estimated,
+            reports=reports,
+            records=records,
+            new_messages=new_messages,
+            body_extras=body_extras,
+            betas=betas,
+            wire_sources=sources,
+            prompt_seed=seed,
+            chain_after=list(thinking.chain_after),
+            loaded_tools=loaded,
+            cache=cache_marks(history, wire, sources, state, before=next_clear),
+            action=self._check(estimated, state),
+        )
+        return projection, effects
+
+    def _view_stages(self) -> list[Stage]:
+        return [stage for stage in self.stages if isinstance(stage, Stage)]
+
+    def check(self, estimated_tokens: int) -> Action | None:
+        return self._check(estimated_tokens, self.state)
+
+    def _check(self, estimated_tokens: int, state: PipelineState) -> Action | None:
+        """The first action a check asks for, in the flowchart's order; None to send as is."""
+        for stage in self.stages:
+            if isinstance(stage, Check) and (action := stage.check(estimated_tokens, state)) is not None:
+                return action
+        return None
+
+    def recover_from_overflow(self, history: list[Message]) -> list[Any]:
+        view = self.project(history, dry_run=True).view
+        return [record for stage in self._view_stages() for record in stage.recover(view, self.state)]
+
+    def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:
+        """(tokens the last usage already counted, cl100k tokens of what came after it), cache-deleted
+        results left out; None before the first usage."""
+        index = last_usage_index(view, self.state)
+        usage = self.state.tokens.last_usage
+        if index is None or usage is None:
+            return None
+        deleted = self.state.microcompact.deleted
+        total = 0
+        for message in view[index + 1 :]:
+            total += message_cl100k(message, self.state)[0]
+            if deleted and isinstance(message, UserMessage):
+                for block in message.tool_results():
+                    if block.tool_use_id in deleted:
+                        total -= text_cl100k(block.text(), self.state)
+        return usage.context_tokens() - freed_since_usage(self.state), total
+
+    def observe_response(
+        self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None
+    ) -> list[Message]:
+        """Feed the API's own count back (the usage anchor, the learned ratio, the estimate error),
+        then let each stage react to it (the cached-microcompact boundary only the API can report)."""
+        tokens, mc = self.state.tokens, self.state.microcompact
+        actual = usage.total_input()
+        cleared_by_server = sum(
+            int(edit.get("cleared_input_tokens") or 0) for edit in (context_management or {}).get("applied_edits") or []
+        )
+        if tokens.pending_estimate is not None and actual > 0:
+            tokens.errors.append((tokens.pending_estimate - actual) / actual)
+        if self._pending_delta is not None and actual > 0:
+            base, delta_cl100k = self._pending_delta
+            # Learn only from a delta large enough to say something about the text's tokenizer ratio.
+            if delta_cl100k >= MIN_DELTA_FOR_RATIO:
+                # Server-side clears are re-applied on every request: only what they newly cleared
+                # counts (the base already subtracts a new batch's estimate; the report replaces it).
+                new_clears = cleared_by_server - mc.server_cleared_reported
+                learned = (actual + new_clears - base - mc.server_freed_since_usage) / delta_cl100k
+                tokens.ratio = min(max(learned, 0.8), 1.6)
+        self._pending_delta = None
+        tokens.last_usage = usage
+        tokens.last_usage_anchor = anchor_uuid
+        tokens.pending_estimate = None
+        tokens.responses += 1
+        # What the stages freed since the last usage: the new usage counts it.
+        self.state.snip.tokens_freed_since_usage = 0
+        mc.freed_since_usage = mc.server_freed_since_usage = 0
+        return [m for stage in self._view_stages() for m in stage.observe(usage, cleared_by_server, self.state)]
