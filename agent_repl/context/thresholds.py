@@ -56,8 +56,8 @@ def tool_result_budget_chars(effective: int) -> int:
     return _scaled(TOOL_RESULT_BUDGET_CHARS, effective, REFERENCE_EFFECTIVE_WINDOW)
 
 
-def should_autocompact(tokens: int, effective: int, *, enabled: bool = True) -> bool:
-    return enabled and tokens >= autocompact_threshold(effective)
+def should_autocompact(tokens: int, effective: int) -> bool:
+    return tokens >= autocompact_threshold(effective)
 
 
 def is_at_blocking_limit(tokens: int, effective: int) -> bool:

@@ -36,7 +36,6 @@ def test_thresholds_for_a_200k_window_match_the_seeds():
     assert warning_threshold(effective) == 147_000
     assert blocking_limit(effective) == 177_000
     assert should_autocompact(167_000, effective) and not should_autocompact(166_999, effective)
-    assert not should_autocompact(170_000, effective, enabled=False)
     assert is_at_blocking_limit(177_000, effective) and not is_at_blocking_limit(176_999, effective)
     assert effective_window(200_000, max_output_tokens=8_000) == 192_000
 
