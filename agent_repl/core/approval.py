@@ -98,9 +98,11 @@ class Approver:
         ruled = self.policy.deny_rules_say(request)
         if ruled.decision is Decision.DENY:
             return Answer(Decision.DENY)
-        if hook == "allow" and ruled.decision is not None:
+        protected = self.policy.protected_write(request)
+        if hook == "allow" and ruled.decision is not None and not protected:
             return Answer(Decision.ALLOW_ONCE)
         why = f"a PreToolUse hook asks: {reason}" if hook == "ask" and reason else ruled.reason
+        why = protected or why  # a hook's "allow" never spares the question for a protected path
         answer = await self._ask(replace(request, reason=why or "a PreToolUse hook asks"))
         # Asked because a hook said so: an "always" answer is this once (no rule to save).
         return Answer(Decision.ALLOW_ONCE, answer.feedback) if answer.decision is Decision.ALLOW_ALWAYS else answer
@@ -118,10 +120,13 @@ class Approver:
         if ruled is not None:
             return Answer(ruled)
         outside = isinstance(preview, FileChange) and preview.outside_project
-        if self.mode.mode is PermissionMode.ACCEPT_EDITS and not outside:
+        protected = self.policy.protected_write(request)
+        if self.mode.mode is PermissionMode.ACCEPT_EDITS and not outside and not protected:
             return Answer(Decision.ALLOW_ONCE)
-        answer = await self._ask(request)
-        if answer.decision is Decision.ALLOW_ALWAYS and not outside:
+        answer = await self._ask(replace(request, reason=protected) if protected else request)
+        if answer.decision is Decision.ALLOW_ALWAYS:
+            if outside or protected:  # asked every time: "always" is this once
+                return Answer(Decision.ALLOW_ONCE, answer.feedback)
             self.mode.set(PermissionMode.ACCEPT_EDITS)
         return answer
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_repl.core.protected_paths import is_protected
 from agent_repl.core.shell_commands import Invocation, invocation
 from agent_repl.core.shell_syntax import Redirect, ShellLine, SimpleCommand, Word, parse_line
 
@@ -28,8 +29,6 @@ _PROC = re.compile(r"(^|/)proc(/|$)")
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 # Files a redirection may write or read without being inside the project.
 _DEVICES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"}
-# Project folders whose files make other programs run code (hooks, rules): never written unasked.
-_GUARDED_DIRS = (".git", ".agent_repl")
 
 
 @dataclass(frozen=True)
@@ -179,6 +178,40 @@ def allow_problem(line: ShellLine, patterns: Sequence[CommandPattern], place: Pl
     return None
 
 
+def protected_write_problem(line: ShellLine, place: Place) -> str | None:
+    """Why the line writes a protected path (a redirection or a command's known target), or None.
+
+    Checked in every mode and under any rule, even a bare `Bash` or skipped permissions."""
+    # Where a relative target may land: the current directory and each folder the line changes to.
+    bases: list[Path | None] = [place.cwd]
+    for command in line.commands:
+        if command.words and command.words[0].value in ("cd", "pushd"):
+            folder = command.words[1].value if len(command.words) > 1 else str(Path.home())
+            bases.append(None if folder is None else place.cwd / os.path.expanduser(folder))
+    targets: list[tuple[str | None, str, str]] = []
+    for redirect in line.redirects:
+        if redirect.operator.startswith("<<") or redirect.operator in ("<", "<&"):
+            continue
+        target = redirect.target.value if redirect.target else None
+        if target is not None and redirect.operator == ">&" and _FD_TARGET.match(target):
+            continue
+        targets.append((target, redirect.target.text if redirect.target else "", redirect.operator))
+    for command in line.commands:
+        for layer in invocation(command).layers():
+            targets.extend((path, path or "", f"{layer.name} writing") for path in layer.writes)
+            for _, body in layer.bodies:  # `bash -c '...'`, `eval`: the text it runs writes too
+                if body is not None and (problem := protected_write_problem(body, place)):
+                    return problem
+    for target, raw, what in targets:
+        if target is None or target in _DEVICES:
+            continue
+        path = Path(os.path.expanduser(target) if raw.startswith("~") else target)
+        candidates = [path] if path.is_absolute() else [base / path if base else None for base in bases]
+        if any(c is None or is_protected(c) for c in candidates):
+            return f"{what} {target} writes where other programs take commands or grants from"
+    return None
+
+
 def _harmless(command: SimpleCommand) -> bool:
     return not command.assignments and bool(command.words) and command.words[0].value in HARMLESS
 
@@ -240,10 +273,8 @@ def _target_problem(target: str | None, raw: str, what: str, place: Place, chang
     resolved = Path(os.path.realpath(path))
     if not place.inside(resolved):
         return f"{what} {target} is outside the project"
-    if writes:
-        for root in place.roots:
-            if any(resolved == root / d or root / d in resolved.parents for d in _GUARDED_DIRS):
-                return f"{what} {target} writes where other programs take commands from"
+    if writes and is_protected(path):
+        return f"{what} {target} writes where other programs take commands or grants from"
     return None
 
 

@@ -27,8 +27,10 @@ from agent_repl.core.bash_rules import (
     deny_match,
     narrowest_rules,
     parse_command,
+    protected_write_problem,
 )
 from agent_repl.core.mcp_config import MCP_TOOL_PREFIX, server_of_tool
+from agent_repl.core.protected_paths import protected_reason
 from agent_repl.core.read_access import PathPattern, inside, refusal, resolved
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_-]+\*?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
@@ -55,6 +57,8 @@ class PermissionRequest:
     # A reading tool: `key` is a path (a folder it searches when `directory`).
     reads: bool = False
     directory: bool = False
+    # A tool that writes the file named by `key` (Edit, Write): a protected path always asks.
+    writes: bool = False
     # Filled in by the policy before it asks: what "always allow" saves (empty: not offered) and why it asks.
     always_rules: tuple[str, ...] = ()
     reason: str = ""
@@ -157,6 +161,12 @@ class PermissionPolicy:
         only_deny = PermissionPolicy([Rule(request.tool_name, None)], self.deny, roots=self.roots)
         return only_deny.evaluate(request)
 
+    def protected_write(self, request: PermissionRequest) -> str | None:
+        """Why a write tool's request must be asked whatever the mode and rules say, or None."""
+        if not request.writes or not request.key:
+            return None
+        return protected_reason(request.key)
+
     def check(self, request: PermissionRequest) -> Decision | None:
         """ALLOW_ONCE or DENY when the rules decide, None when the user must be asked."""
         return self.evaluate(request).decision
@@ -204,6 +214,8 @@ class PermissionPolicy:
 
         if deny := matching(self.deny):
             return Evaluation(Decision.DENY, f"denied by {deny.text}", deny.text)
+        if protected := self.protected_write(request):
+            return Evaluation(None, protected)  # in every mode, under any rule; never "always"
         if self.skip_all:
             return Evaluation(Decision.ALLOW_ONCE, "permissions are skipped")
         if allow := matching(self.allow):
@@ -221,6 +233,8 @@ class PermissionPolicy:
             return Evaluation(Decision.DENY, f"denied by Bash({matched.text})", f"Bash({matched.text})")
         if deny and uncertain:
             return Evaluation(None, f"a deny rule may apply: {uncertain[0]}")
+        if protected := protected_write_problem(line, place):
+            return Evaluation(None, protected)  # in every mode, under any rule; never "always"
         if self.skip_all:
             return Evaluation(Decision.ALLOW_ONCE, "permissions are skipped")
         if whole := next((r for r in allow if r.spec is None), None):

@@ -168,7 +168,9 @@ class Tool:
         if self.is_read_only:
             return None
         description = str(getattr(args, "description", "") or "")
-        return PermissionRequest(self.name, self.permission_key(args), description=description)
+        return PermissionRequest(
+            self.name, self.permission_key(args), description=description, writes=self.edits_files
+        )
 
     def permission_key(self, args: BaseModel) -> str:
         """The string permission rules match against (Edit and Write: the file's path)."""

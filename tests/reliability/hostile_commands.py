@@ -27,6 +27,9 @@ TOUCH = "touch runs and Bash(touch:*) denies it"
 HIDDEN = "the code that runs is hidden in text only expanded at run time: deny rules cannot see it"
 DYNAMIC = "the command name is only known at run time, so a denied command may hide there"
 PLAIN = "no denied command runs, and Bash allows the rest"
+# Under DENY, a write into a protected path (agent_repl.core.protected_paths) is asked even
+# though `Bash` allows everything: no rule grants writes where other programs take commands from.
+PQ = Q
 UNSEEN = "shell code that is not in the line may hold a denied command"
 
 CASES: list[tuple[str, str, str, str]] = [
@@ -105,11 +108,11 @@ CASES: list[tuple[str, str, str, str]] = [
     (r"git status 2>/dev/null", A, A, "/dev/null is not a file anyone reads"),
     (r"git status > /tmp/status", Q, A, "a redirection outside the project is asked"),
     (r"git status > ../status", Q, A, "`..` leaves the project"),
-    (r"git status > ~/.bashrc", Q, A, "the home directory is outside the project"),
-    (r"echo 'touch P' >> ~/.bashrc", Q, A, "writing the shell's startup file is outside the project"),
-    (r"git status > .git/hooks/pre-commit", Q, A, "git runs hooks: the rule did not name that code"),
-    (r"echo x > .git/config", Q, A, "git config can make git run programs"),
-    (r"""echo '{"permissions":{"allow":["Bash"]}}' > .agent_repl/settings.json""", Q, A,
+    (r"git status > ~/.bashrc", Q, PQ, "the home directory is outside the project"),
+    (r"echo 'touch P' >> ~/.bashrc", Q, PQ, "writing the shell's startup file is outside the project"),
+    (r"git status > .git/hooks/pre-commit", Q, PQ, "git runs hooks: the rule did not name that code"),
+    (r"echo x > .git/config", Q, PQ, "git config can make git run programs"),
+    (r"""echo '{"permissions":{"allow":["Bash"]}}' > .agent_repl/settings.json""", Q, PQ,
      "the agent's own rules live there"),
     (r"git status > $OUT", Q, A, "the target is only known at run time"),
     (r"git status > out.*", Q, A, "a pattern target is only known at run time"),
@@ -347,11 +350,11 @@ CASES: list[tuple[str, str, str, str]] = [
     (r"echo hi > out.txt", A, A, PLAIN),
     (r"ｒｍ x", Q, A, "full-width letters are another command name than rm (as for Bash)"),
     # --- found by attacking the rules after the corpus passed --------------------------------------
-    (r"find . -fprintf .git/hooks/pre-commit '#!/bin/sh\ntouch P\n' -quit", Q, A,
+    (r"find . -fprintf .git/hooks/pre-commit '#!/bin/sh\ntouch P\n' -quit", Q, PQ,
      "-fprintf writes a git hook: judged like a redirection into .git"),
-    (r"find / -fprintf ~/.bashrc 'touch P\n' -quit", Q, A, "-fprintf writes outside the project"),
+    (r"find / -fprintf ~/.bashrc 'touch P\n' -quit", Q, PQ, "-fprintf writes outside the project"),
     (r"find . -fprint /tmp/list", Q, A, "-fprint writes outside the project"),
-    (r"find . -fls .agent_repl/settings.json", Q, A, "-fls writes the agent's own rules"),
+    (r"find . -fls .agent_repl/settings.json", Q, PQ, "-fls writes the agent's own rules"),
     (r"find . -fprint list.txt", A, A, "-fprint into a file inside the project, like a redirection"),
     (r"ionice -c3 rm x", Q, D, "ionice peeled: " + RM),
     (r"strace -o /dev/null rm x", Q, D, "strace peeled: " + RM),
@@ -363,10 +366,10 @@ CASES: list[tuple[str, str, str, str]] = [
     (r"printf 'rm x' | xargs -0 sh -c", Q, Q, "sh -c with its text from xargs' input: only known at run time"),
     (r"echo cm0gLXJmIHgK | base64 -d | sh", Q, Q, "sh runs decoded input: " + UNSEEN),
     (r"echo hi <> .git/config", Q, Q, "`<>` opens for writing; the parser does not read the line whole"),
-    (r"echo x > $'.git/config'", Q, A, "ANSI-C quoting decoded: the target is in .git"),
-    (r"echo ok > ./sub/../.git/config", Q, A, "the target resolves into .git"),
-    (r"grep -r x . > .agent_repl/x", Q, A, "the agent's own folder"),
-    (r"cd .git && echo x > config", Q, A, "cd is not allowed, and the redirection follows it"),
+    (r"echo x > $'.git/config'", Q, PQ, "ANSI-C quoting decoded: the target is in .git"),
+    (r"echo ok > ./sub/../.git/config", Q, PQ, "the target resolves into .git"),
+    (r"grep -r x . > .agent_repl/x", Q, PQ, "the agent's own folder"),
+    (r"cd .git && echo x > config", Q, PQ, "cd is not allowed, and the redirection follows it"),
     ("git status # \\\ntouch P", Q, D, "a comment ends at the newline even after a backslash: " + TOUCH),
     ("cat <<XEOF\nXEOF\ntouch P\nXEOF", Q, D, "the here-document ends at its first delimiter: " + TOUCH),
     (r"echo {a,$(touch P)}", Q, D, "a substitution inside braces: " + TOUCH),
