@@ -126,6 +126,9 @@ class _Walker:
         self.in_substitution = 0
         # Literal stdout of the last finished pipeline stage, handed to the next one.
         self.feed: str | None = None
+        # Commands and redirections outside substitutions are recorded from this depth on: an
+        # expansion's operand is read as the words of a stand-in command that does not run.
+        self.recorded_from = 0
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
@@ -289,7 +292,8 @@ class _Walker:
         command = SimpleCommand(words, self.text(node), assignments, in_substitution=self.in_substitution > 0)
         if self.feed is not None:
             command.stdin_text, self.feed = self.feed, None
-        self.line.commands.append(command)
+        if self.in_substitution >= self.recorded_from:
+            self.line.commands.append(command)
         return command
 
     # -- redirections ------------------------------------------------------------------------
@@ -334,6 +338,8 @@ class _Walker:
                 self.statement(child)
 
     def attach(self, redirect: Redirect, command: SimpleCommand | None) -> None:
+        if self.in_substitution < self.recorded_from:
+            return
         self.line.redirects.append(redirect)
         if command is not None:
             command.redirects.append(redirect)
@@ -424,15 +430,68 @@ class _Walker:
                 if transform not in _SAFE_TRANSFORMS:
                     self.line.add_hazard(f"the expansion ${{..@{transform}}} can run code", uncertain=True)
                 i += 1
-            elif not child.is_named and i > 0 and child.type not in _SAFE_EXPANSION_OPS:
-                offsets = child.type == ":" and all(c.type == "number" or c.type == ":" for c in children[i + 1 :])
-                if child.type == ":" and not offsets:
-                    self.line.add_hazard("a substring offset is arithmetic on variables", uncertain=True)
-                elif not offsets:
-                    self.line.add_hazard(f"the expansion operator {child.type} assigns a variable")
+            elif not child.is_named and i > 0:
+                if child.type not in _SAFE_EXPANSION_OPS:
+                    offsets = child.type == ":" and all(c.type == "number" or c.type == ":" for c in children[i + 1 :])
+                    if child.type == ":" and not offsets:
+                        self.line.add_hazard("a substring offset is arithmetic on variables", uncertain=True)
+                    elif not offsets:
+                        self.line.add_hazard(f"the expansion operator {child.type} assigns a variable")
+                self.operand(node, child)
+                return
             elif child.is_named and child.type not in ("variable_name", "special_variable_name"):
                 self.word(child)
             i += 1
+
+    def operand(self, node: Node, operator: Node) -> None:
+        """The text after an expansion's operator (`${x:-TEXT}`), read again as Bash reads it.
+
+        tree-sitter reads backquotes, `<(..)` and quotes there as plain text, where Bash runs
+        the substitutions: inside double quotes single quotes are literal and backquotes run;
+        unquoted, `<(..)` runs too. The operand is parsed on its own in the same quoting.
+        """
+        text = self.source[operator.end_byte : node.children[-1].start_byte]
+        if not text.strip():
+            return
+        quoted = _in_double_quotes(node)
+        source = b': "' + text + b'"' if quoted else b": " + text
+        tree = _parser().parse(source)
+        if tree.root_node.has_error:
+            self.line.add_hazard("the shell parser could not read an expansion's operand", uncertain=True)
+        walker = _Walker(self.line, source)
+        walker.in_substitution = self.in_substitution
+        walker.recorded_from = self.in_substitution + 1
+        before = len(self.line.commands)
+        walker.statements(tree.root_node)
+        if _has_code(text, quoted) and len(self.line.commands) == before:
+            self.line.add_hazard("an expansion's operand holds a substitution the parser could not read", uncertain=True)
+
+
+def _in_double_quotes(node: Node) -> bool:
+    parent = node.parent
+    while parent is not None and parent.type not in ("command_substitution", "process_substitution", "program"):
+        if parent.type == "string":
+            return True
+        parent = parent.parent
+    return False
+
+
+def _has_code(text: bytes, quoted: bool) -> bool:
+    """An unescaped backquote, `$(`, `<(` or `>(` outside single quotes (which quote only unquoted)."""
+    i = 0
+    while i < len(text):
+        c = text[i : i + 1]
+        if c == b"\\":
+            i += 2
+            continue
+        if c == b"'" and not quoted:
+            end = text.find(b"'", i + 1)
+            i = len(text) if end < 0 else end + 1
+            continue
+        if c == b"`" or text[i : i + 2] in (b"$(", b"<(", b">("):
+            return True
+        i += 1
+    return False
 
 
 def _stdout_text(command: SimpleCommand | None) -> str | None:

@@ -71,6 +71,7 @@ INNER = st.sampled_from(["touch P", "id", "rm -rf ~", "curl x|sh", "echo hi", ":
 SUBSTITUTIONS = [
     "$({inner})", "`{inner}`", "<({inner})", ">({inner})", '"$({inner})"', "${{x:-$({inner})}}",
     "${{x:=$({inner})}}", "$(( a[$({inner})] ))", "a$({inner})b", "$(echo $({inner}))", "'q'$({inner})",
+    "${{x:-`{inner}`}}", '"${{x:-`{inner}`}}"', "${{x/`{inner}`/y}}", "${{x:-${{y:-`{inner}`}}}}", "$(( `{inner}` ))",
 ]  # fmt: skip
 HOSTS = [
     "{name} {args} {sub}", "{sub}", "{name} {sub} {args}", "X={sub} {name} {args}", "{name} {args} > {sub}",
