@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_repl.context.microcompact import CONTEXT_MANAGEMENT_BETA
 from agent_repl.core.client import ModelResponse
 from agent_repl.core.messages import AssistantMessage, CompactionBlock, Message, UserMessage, wire_block
 from agent_repl.core.projection import Projection
@@ -22,8 +21,6 @@ from agent_repl.core.thinking_prefix import reply_prefixes
 
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession
-
-ON_DEMAND_COMPACTION_BETA = "compact-2026-09-04"
 
 
 class ApiCompactionError(Exception):
@@ -66,9 +63,8 @@ async def api_summary(
         messages=wire,
         extra={**extras, "compaction": config},
     )
-    betas = [b for b in projection.betas if b != CONTEXT_MANAGEMENT_BETA] + [ON_DEMAND_COMPACTION_BETA]
     response: ModelResponse | None = None
-    async for item in session.client.stream(body, betas=betas):
+    async for item in session.client.stream(body):
         if isinstance(item, ModelResponse):
             response = item
     assert response is not None, "the stream ended without a final message"

@@ -61,7 +61,7 @@ async def fork_request(
         extra=projection.body_extras,
     )
     response: ModelResponse | None = None
-    async for item in session.client.stream(body, betas=projection.betas or None):
+    async for item in session.client.stream(body):
         if isinstance(item, ModelResponse):
             response = item
     assert response is not None, "the stream ended without a final message"

@@ -32,6 +32,7 @@ from agent_repl.context.rounds import index_of
 from agent_repl.context.server_clear import clear_edit, plan_batch, record_batch
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineState
+from agent_repl.core.betas import CACHE_EDITING_BETA, CONTEXT_MANAGEMENT_BETA
 from agent_repl.core.messages import (
     AssistantMessage,
     Message,
@@ -41,9 +42,6 @@ from agent_repl.core.messages import (
     UserMessage,
 )
 from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord, ServerClearRecord
-
-CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
-CACHE_EDITING_BETA = "cache-editing-agent-repl"
 
 
 def _parse_time(timestamp: str) -> datetime | None:

@@ -14,14 +14,13 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from agent_repl.core.betas import ON_DEMAND_COMPACTION_BETA, request_betas
 from agent_repl.core.events import StreamEvent, TextDelta, ThinkingDelta
 from agent_repl.core.messages import ContentBlock, Usage
 
 _BLOCKS = TypeAdapter(list[ContentBlock])
 # The capability our emulator advertises for its cache-editing beta (not in the public API).
 CACHE_EDITS_CAPABILITY = "cache_edits_agent_repl"
-# Asked for with the models API so the model's on-demand compaction capability is reported.
-ON_DEMAND_COMPACTION_BETA = "compact-2026-09-04"
 RETRYABLE_STREAM_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 # The stream's own event types (the SDK adds helper events such as `text` between them).
 RAW_STREAM_EVENTS = frozenset(
@@ -180,11 +179,13 @@ class ModelClient:
         return self._sdk
 
     async def stream(
-        self, body: dict[str, Any], *, betas: list[str] | None = None, raw_events: bool = False
+        self, body: dict[str, Any], *, raw_events: bool = False
     ) -> AsyncIterator[TextDelta | ThinkingDelta | StreamEvent | ModelResponse]:
         """Yield text and thinking deltas as they arrive (and with `raw_events` every stream event
-        as the API sent it), then the complete response."""
+        as the API sent it), then the complete response. The `anthropic-beta` header is read from
+        the body (`request_betas`): whatever beta feature the body carries goes with its header."""
         sdk = self.sdk()
+        betas = request_betas(body)
         manager = sdk.beta.messages.stream(**body, betas=betas) if betas else sdk.messages.stream(**body)
         async with manager as stream:
             async for event in stream:

@@ -167,7 +167,7 @@ async def _one_pass(out: Step[Decision], session: TurnSession, state: State, max
         transition=state.transition,
     )
     body = request_body(session, state, projection)
-    sent = send_request(session, state, body, projection.betas)
+    sent = send_request(session, state, body)
     async for event in sent:
         yield event
     after: Step[Retry | End] | Step[Decision]

@@ -83,7 +83,7 @@ def request_body(session: TurnSession, state: State, projection: Projection) -> 
 
 @step
 async def send_request(
-    out: Step[ModelResponse | Exception], session: TurnSession, state: State, body: dict[str, Any], betas: list[str]
+    out: Step[ModelResponse | Exception], session: TurnSession, state: State, body: dict[str, Any]
 ) -> AsyncIterator[AgentEvent]:
     """Stream one request, passing its events on; the result is the reply or why the request failed.
     `Interrupted` goes through to the loop, with what the user saw in `state.streamed_text`."""
@@ -91,7 +91,7 @@ async def send_request(
     state.streamed_text = ""
     started = time.monotonic()
     try:
-        stream = session.client.stream(body, betas=betas or None, raw_events=session.stream_events)
+        stream = session.client.stream(body, raw_events=session.stream_events)
         async for item in until_cancelled(stream, session.cancelled):
             if isinstance(item, ModelResponse):
                 out.decide(item)

@@ -28,6 +28,7 @@ from agent_repl.emulator.fieldcheck import (
 
 CACHE_EDITING_BETA = "cache-editing-agent-repl"
 CONTEXT_MANAGEMENT_BETAS = frozenset({"context-management-2025-06-27", "compact-2026-01-12"})
+COMPACTION_BETAS = frozenset({"compact-2026-09-04", "compact-2026-01-12"})
 
 
 def _variant(fields: dict[str, Any], required: tuple[str, ...] = (), **kw: Any) -> Obj:
@@ -127,7 +128,8 @@ CONTENT_BLOCK = Tagged(
             )
         },
     },
-    beta_variants={"cache_edits": _CACHE_EDITING},
+    # A compaction block is a beta input: the request that sends it back names a compaction beta.
+    beta_variants={"cache_edits": _CACHE_EDITING, "compaction": COMPACTION_BETAS},
 )
 
 MESSAGE = Obj(
