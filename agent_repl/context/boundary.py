@@ -1,7 +1,9 @@
 """The compact-boundary slice (SPEC R3.0): the first stage, the history as the model may see it.
 
 The last active compact boundary and what follows it, with the kept tail the boundary names put
-back right after its summary; then snipped entries, undone compactions, rewound entries and
+back right after its summary (ours name where the tail starts, `keptFromUuid`; Claude Code 2.1.3xx
+names the entries it carried over, `preservedMessages.uuids`, or their span, `preservedSegment`
+from `headUuid` to `tailUuid`; either way those entries sit before the boundary); then snipped entries, undone compactions, rewound entries and
 refused replies are filtered out. The history itself is never changed.
 """
 
@@ -23,17 +25,39 @@ def _previous_boundary(history: list[Message], before: int, undone: frozenset[st
     return None
 
 
+def _carried_over(history: list[Message], boundary: SystemMessage, floor: int, index: int) -> list[Message] | None:
+    """The entries a Claude Code boundary says it carried over, in history order; None when it names none."""
+    preserved = boundary.metadata.get("preservedMessages")
+    uuids = preserved.get("uuids") if isinstance(preserved, dict) else None
+    if isinstance(uuids, list) and uuids:
+        named = {u for u in uuids if isinstance(u, str)}
+        return [m for m in history[floor:index] if m.uuid in named and not isinstance(m, SystemMessage)]
+    segment = boundary.metadata.get("preservedSegment")
+    if not isinstance(segment, dict):
+        return None
+    at = {m.uuid: i for i, m in enumerate(history[floor:index], start=floor)}
+    head, tail = at.get(segment.get("headUuid") or ""), at.get(segment.get("tailUuid") or "")
+    if head is None or tail is None or head > tail:
+        return None
+    return [m for m in history[head : tail + 1] if not isinstance(m, SystemMessage)]
+
+
 def _view_at(history: list[Message], index: int, end: int, undone: frozenset[str] | set[str]) -> list[Message]:
     """The view of `history[:end]` whose last active boundary is at `index`."""
     boundary = history[index]
     after = history[index:end]
-    kept_from = boundary.metadata.get("keptFromUuid") if isinstance(boundary, SystemMessage) else None
-    if not kept_from:
+    if not isinstance(boundary, SystemMessage):
         return after
     previous = _previous_boundary(history, index, undone)
     floor = previous + 1 if previous is not None else 0
+    carried = _carried_over(history, boundary, floor, index)
+    kept_from = boundary.metadata.get("keptFromUuid")
+    if carried is None and not kept_from:
+        return after
     start = next((i for i in range(index - 1, floor - 1, -1) if history[i].uuid == kept_from), None)
-    if start is not None:
+    if carried is not None:
+        kept = carried
+    elif start is not None:
         kept = [m for m in history[start:index] if not isinstance(m, SystemMessage)]
     elif previous is not None:
         # The kept tail reaches into an earlier compaction's view: take it from that view.
@@ -42,7 +66,7 @@ def _view_at(history: list[Message], index: int, end: int, undone: frozenset[str
         kept = [m for m in earlier[position:] if not isinstance(m, SystemMessage)]
     else:
         kept = []
-    summary_uuid = boundary.metadata.get("summaryUuid") if isinstance(boundary, SystemMessage) else None
+    summary_uuid = boundary.metadata.get("summaryUuid")
     summary_at = next(
         (i for i, m in enumerate(after) if m.uuid == summary_uuid or getattr(m, "is_compact_summary", False)), 0
     )

@@ -1,0 +1,91 @@
+"""The files a forked session takes along from the session it was copied from.
+
+A session's folder (`<session>/` beside `<session>.jsonl`) holds, besides sub-agents' transcripts
+(`sidechain.copy_subagents`):
+
+    tool-results/<name>                  outputs too large for the context; a `<persisted-output>`
+                                         preview in the conversation names the file by its path
+    subagents/agent-acompact-<id>.jsonl  Claude Code's record of a compaction request
+
+A fork copies both into its own folder, so nothing it shows the model points into the original
+folder, and a later cleanup of the original cannot take the outputs away. In the conversation,
+the one rewrite is the path inside a `<persisted-output>` block that names a copied file: it now
+names the copy. Nothing else in the history changes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from agent_repl.core.messages import Message, TextBlock, ToolResultBlock, UserMessage
+from agent_repl.core.persisted_output import PERSISTED_OUTPUT_CLOSING_TAG, PERSISTED_OUTPUT_TAG
+from agent_repl.transcript.paths import ensure_private_dir
+
+TOOL_RESULTS = "tool-results"
+COMPACTION_FILES = "agent-acompact-*"
+
+
+def session_folder(transcript: Path) -> Path:
+    return transcript.with_suffix("")
+
+
+def copy_session_files(source: Path, target: Path, redact: Callable[[str], str]) -> list[str]:
+    """Copy the source session's `tool-results/` files and compaction records into the target's
+    folder, with credentials taken out as from the rest of the copy; the names of the tool-results
+    files copied."""
+    origin, copy = session_folder(source), session_folder(target)
+    copied: list[str] = []
+    results = origin / TOOL_RESULTS
+    for path in sorted(results.iterdir()) if results.is_dir() else []:
+        if path.is_file() and _copy(path, copy / TOOL_RESULTS, redact):
+            copied.append(path.name)
+    subagents = origin / "subagents"
+    for path in sorted(subagents.glob(COMPACTION_FILES)) if subagents.is_dir() else []:
+        if path.is_file():
+            _copy(path, copy / "subagents", redact)
+    return copied
+
+
+def _copy(path: Path, directory: Path, redact: Callable[[str], str]) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    ensure_private_dir(directory)
+    (directory / path.name).write_text(redact(text), encoding="utf-8")
+    return True
+
+
+def point_to_copies(history: list[Message], source: Path, target: Path, copied: list[str]) -> None:
+    """In place: inside each `<persisted-output>` block, a path ending in
+    `<source session>/tool-results/<a copied file>` names the target's copy instead."""
+    if not copied:
+        return
+    names = "|".join(re.escape(name) for name in copied)
+    # Whatever folder the source was written in (it may have moved since): its last two parts.
+    path = re.compile(rf"\S*/{re.escape(session_folder(source).name)}/{TOOL_RESULTS}/({names})(?=\s|$)")
+    new_folder = session_folder(target) / TOOL_RESULTS
+
+    def rewrite(text: str) -> str:
+        if PERSISTED_OUTPUT_TAG not in text:
+            return text
+        parts = text.split(PERSISTED_OUTPUT_TAG)
+        for i in range(1, len(parts)):
+            inside, closing, rest = parts[i].partition(PERSISTED_OUTPUT_CLOSING_TAG)
+            parts[i] = path.sub(lambda m: str(new_folder / m.group(1)), inside) + closing + rest
+        return PERSISTED_OUTPUT_TAG.join(parts)
+
+    for message in history:
+        if not isinstance(message, UserMessage) or isinstance(message.content, str):
+            continue
+        for block in message.content:
+            if not isinstance(block, ToolResultBlock):
+                continue
+            if isinstance(block.content, str):
+                block.content = rewrite(block.content)
+            else:
+                for part in block.content:
+                    if isinstance(part, TextBlock):
+                        part.text = rewrite(part.text)

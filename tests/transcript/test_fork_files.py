@@ -1,0 +1,60 @@
+"""A fork takes the source session's tool-results/ and compaction records along, and points its
+<persisted-output> previews at its own copies; nothing else in the history is rewritten."""
+
+from __future__ import annotations
+
+from agent_repl.core.messages import TextBlock, ToolResultBlock, UserMessage
+from agent_repl.transcript.fork_files import copy_session_files, point_to_copies
+
+
+def _preview(path: str) -> str:
+    return f"<persisted-output>\nOutput too large (3.0 KB). Full output saved to: {path}\n\nPreview:\n1\n</persisted-output>"
+
+
+def test_the_outputs_and_compaction_records_are_copied_and_only_the_preview_paths_move(tmp_path):
+    source = tmp_path / "old" / "s1.jsonl"
+    target = tmp_path / "new" / "s2.jsonl"
+    (source.with_suffix("") / "tool-results").mkdir(parents=True)
+    (source.with_suffix("") / "tool-results" / "b1.txt").write_text("1\n2\n3\n")
+    (source.with_suffix("") / "subagents").mkdir()
+    (source.with_suffix("") / "subagents" / "agent-acompact-abc123.jsonl").write_text('{"type":"user"}\n')
+    (source.with_suffix("") / "subagents" / "agent-x1.jsonl").write_text("{}\n")
+    # The session was written elsewhere (another home) and moved here since.
+    written = "/home/someone/.claude/projects/-p/s1/tool-results/b1.txt"
+    elsewhere = "/home/someone/.claude/projects/-p/s1/tool-results/missing.txt"
+    history = [
+        UserMessage(content=[ToolResultBlock(tool_use_id="t1", content=_preview(written))]),
+        UserMessage(content=[ToolResultBlock(tool_use_id="t2", content=[TextBlock(text=_preview(written))])]),
+        UserMessage(content=[ToolResultBlock(tool_use_id="t3", content=f"see {written}")]),
+        UserMessage(content=[ToolResultBlock(tool_use_id="t4", content=_preview(elsewhere))]),
+        UserMessage(content=f"the file {written} and {_preview(written)}"),
+    ]
+
+    copied = copy_session_files(source, target, lambda text: text)
+    point_to_copies(history, source, target, copied)
+
+    assert copied == ["b1.txt"]
+    copy = target.with_suffix("") / "tool-results" / "b1.txt"
+    assert copy.read_text() == "1\n2\n3\n"
+    assert (target.with_suffix("") / "subagents" / "agent-acompact-abc123.jsonl").read_text() == '{"type":"user"}\n'
+    # Sub-agents are copy_subagents' job (it links them to their Task calls).
+    assert not (target.with_suffix("") / "subagents" / "agent-x1.jsonl").exists()
+    assert history[0].content[0].content == _preview(str(copy))
+    assert history[1].content[0].content[0].text == _preview(str(copy))
+    assert history[2].content[0].content == f"see {written}"  # not a preview
+    assert history[3].content[0].content == _preview(elsewhere)  # no such file was copied
+    assert history[4].content == f"the file {written} and {_preview(written)}"  # not a tool result
+    assert (source.with_suffix("") / "tool-results" / "b1.txt").read_text() == "1\n2\n3\n"
+
+
+def test_copies_are_redacted_like_the_rest_of_the_fork(tmp_path):
+    source, target = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"
+    (source.with_suffix("") / "tool-results").mkdir(parents=True)
+    (source.with_suffix("") / "tool-results" / "b1.txt").write_text("key=sk-ant-secret\n")
+    copy_session_files(source, target, lambda text: text.replace("sk-ant-secret", "[REDACTED]"))
+    assert (target.with_suffix("") / "tool-results" / "b1.txt").read_text() == "key=[REDACTED]\n"
+
+
+def test_a_session_without_a_folder_copies_nothing(tmp_path):
+    assert copy_session_files(tmp_path / "s1.jsonl", tmp_path / "s2.jsonl", lambda text: text) == []
+    assert not (tmp_path / "s2").exists()
