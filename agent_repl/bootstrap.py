@@ -254,6 +254,7 @@ def build_pipeline(
         autocompact_on=settings.autocompact and settings.context_strategy == "autocompact",
         deferred_tools=deferred,
         clear_at_expiry=settings.clear_at_cache_expiry,
+        clear_on_resume=settings.clear_on_resume,
         kept_tail_tokens=settings.compact_kept_tail_tokens,
         reinject_share=settings.compact_reinject_share,
         list_touched_files=settings.compact_file_list,

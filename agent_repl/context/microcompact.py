@@ -3,7 +3,8 @@
 1. Time-based: when the last reply is older than the cache TTL gap, the server cache is cold
    anyway, so the content of every clearable result but the most recent few becomes
    `[Old tool result content cleared]`. A deliberate prefix break, recorded, and it resets
-   the cached registry (the entries those edits pointed at are gone).
+   the cached registry (the entries those edits pointed at are gone). With `clear_on_resume`
+   off, the gap between a resumed session's last reply and its first request does not count.
 2. Cached (cache editing, only where the endpoint advertises it, main thread only): the view
    is unchanged; old results are deleted from the server's cached prefix by a `cache_edits`
    block pinned to the message where it was first sent, so no byte the cache has seen moves.
@@ -51,12 +52,21 @@ def _parse_time(timestamp: str) -> datetime | None:
         return None
 
 
+def last_reply(view: list[Message]) -> AssistantMessage | None:
+    return next((m for m in reversed(view) if isinstance(m, AssistantMessage) and not m.is_synthetic), None)
+
+
 def minutes_since_last_reply(view: list[Message], now: datetime) -> float | None:
-    for message in reversed(view):
-        if isinstance(message, AssistantMessage) and not message.is_synthetic:
-            when = _parse_time(message.timestamp)
-            return None if when is None else (now - when).total_seconds() / 60
-    return None
+    reply = last_reply(view)
+    when = _parse_time(reply.timestamp) if reply is not None else None
+    return None if when is None else (now - when).total_seconds() / 60
+
+
+def _gap_is_the_resumes(view: list[Message], state: PipelineState) -> bool:
+    """With `clear_on_resume` off: the view's last reply is the one the session was resumed after."""
+    reply = last_reply(view)
+    resumed = state.microcompact.resumed_after
+    return not state.config.clear_on_resume and resumed is not None and reply is not None and reply.uuid == resumed
 
 
 def clearable_results(view: list[Message], state: PipelineState) -> list[tuple[int, str]]:
@@ -103,7 +113,8 @@ class Microcompact(Stage):
     def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         config, mc = state.config, state.microcompact
         gap = minutes_since_last_reply(view, state.clock())
-        cold = gap is not None and gap >= state.cold_after_minutes
+        # With clear_on_resume off, the gap a resume makes does not count as a cold cache.
+        cold = gap is not None and gap >= state.cold_after_minutes and not _gap_is_the_resumes(view, state)
         public = not (config.cache_editing and config.main_thread)
         # On the public path with server-side clears, a cold cache is their cue, not ours.
         if cold and not (public and config.server_clear and config.main_thread):

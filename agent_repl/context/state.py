@@ -40,6 +40,9 @@ class PipelineConfig:
     # expired (5 minutes, or the hour).
     cache_cold_gap_minutes: float = 60.0
     clear_at_expiry: bool = True
+    # Off (settings: clear_on_resume): a resumed session's first request keeps its old results,
+    # however long ago its last reply was; the time-based clear waits for a reply of this run.
+    clear_on_resume: bool = True
     keep_recent_tool_results: int = 5
     # Breakpoint lifetimes (agent_repl.context.cache_ttl), and the gap between turns that counts as a pause.
     cache_ttl: Literal["5m", "1h", "prefix-1h", "auto"] = "5m"
@@ -151,6 +154,8 @@ class PinnedCacheEdit:
 class MicrocompactState:
     # Time-based clears: tool_use_id -> the exact replacement text.
     cleared: dict[str, str] = field(default_factory=dict)
+    # The last reply of a resumed history (set on resume): the gap after it is the resume's.
+    resumed_after: str | None = None
     # Cached microcompact: results deleted from the server cache, and where each edit is pinned.
     deleted: set[str] = field(default_factory=set)
     pinned: list[PinnedCacheEdit] = field(default_factory=list)

@@ -72,6 +72,9 @@ class Settings(BaseModel):
     # gap. Chosen by the replay benchmark (BENCHMARKS.md, pauses condition at 200K, the row
     # "agent-repl without clears at expiry").
     clear_at_cache_expiry: bool = True
+    # Off: resuming a session whose last reply is old keeps its tool results as they were on the
+    # first request (no time-based clear for the gap the resume made; a later gap still clears).
+    clear_on_resume: bool = True
     # After a compaction, at most this much of the current turn stays verbatim (a 200K-window
     # amount, scaled in smaller windows) and recently read files come back within this share of
     # the window. Chosen by the replay benchmark (BENCHMARKS.md, 50K and 200K, the row
@@ -168,6 +171,7 @@ FILE_KEYS = {
     "context_strategy",
     "api_compaction",
     "clear_at_cache_expiry",
+    "clear_on_resume",
     "compact_kept_tail_tokens",
     "compact_reinject_share",
     "compact_file_list",
