@@ -13,6 +13,11 @@ The formats are Claude Code's headless ones, written down in our words in
 
 A call that no rule allows is denied (there is nobody to ask) and the model hears that. The exit
 status is non-zero when the turn did not complete.
+
+A prompt that is a known slash command (`-p "/context"`, `/cost`, `/compact`...) runs as the
+command, as Claude Code does: its output is the result (`num_turns` 0, `local_command` naming it),
+and a command that needs the model (/compact) makes its own request. A slash word no command
+knows goes to the model as a prompt, as Claude Code sends it.
 """
 
 from __future__ import annotations
@@ -143,19 +148,38 @@ def result_object(
     denials: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     subtype = _SUBTYPES.get(ended.reason, "error_during_execution") if ended else "error_during_execution"
-    result: dict[str, Any] = {
+    if subtype == "success":
+        return _result(session, subtype, duration_ms, ended.num_requests if ended else 0, denials, result=ended.final_text if ended else "")
+    fallback = [f"the turn ended: {ended.reason if ended else 'error'}"]
+    return _result(session, subtype, duration_ms, ended.num_requests if ended else 0, denials, errors=errors or fallback)
+
+
+def _result(
+    session: Session,
+    subtype: str,
+    duration_ms: int,
+    num_turns: int,
+    denials: list[dict[str, Any]] | None,
+    *,
+    result: str | None = None,
+    errors: list[str] | None = None,
+    local_command: str | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "type": "result",
         "subtype": subtype,
         "is_error": subtype != "success",
         "duration_ms": duration_ms,
         "duration_api_ms": round(session.api_duration_ms),
-        "num_turns": ended.num_requests if ended else 0,
+        "num_turns": num_turns,
     }
-    if subtype == "success":
-        result["result"] = ended.final_text if ended else ""
-    else:
-        result["errors"] = errors or [f"the turn ended: {ended.reason if ended else 'error'}"]
-    result.update(
+    if result is not None:
+        out["result"] = result
+    if errors is not None:
+        out["errors"] = errors
+    if local_command is not None:
+        out["local_command"] = local_command
+    out.update(
         {
             "session_id": session.session_id,
             "total_cost_usd": round(session.cost_total_usd, 6),
@@ -165,7 +189,7 @@ def result_object(
             "uuid": new_uuid(),
         }
     )
-    return result
+    return out
 
 
 async def run_print_mode(
@@ -178,14 +202,22 @@ async def run_print_mode(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
+    from agent_repl.print_command import local_command
+
     started = time.monotonic()
+    streaming = output_format == "stream-json"
+    command = local_command(prompt)
+    if command is not None:
+        outcome = await command.run(session, prompt)
+        if outcome.prompt is None:
+            return _print_command(session, outcome, output_format, started, out, err)
+        prompt = outcome.prompt  # a command that hands the model a prompt (/init): the turn runs it
     ended: TurnEnded | None = None
     errors: list[str] = []
     # Notices such as an MCP server that failed to start; text mode says them once, on stderr.
     warnings: list[str] = []
     inputs: dict[str, dict[str, Any]] = {}
     denials: list[dict[str, Any]] = []
-    streaming = output_format == "stream-json"
     session.stream_events = streaming and include_partial_messages
     if streaming:
         print(json.dumps(init_line(session)), file=out, flush=True)
@@ -218,3 +250,55 @@ async def run_print_mode(
     else:
         print(json.dumps(result), file=out, flush=True)
     return 0 if result["subtype"] == "success" else 1
+
+
+def _print_command(
+    session: Session, outcome: Any, output_format: OutputFormat, started: float, out: TextIO, err: TextIO
+) -> int:
+    """A local command's output in the chosen format (`outcome`: a `print_command.CommandOutcome`)."""
+    duration_ms = int((time.monotonic() - started) * 1000)
+    subtype = "error_during_execution" if outcome.is_error else "success"
+    if outcome.is_error:
+        result = _result(session, subtype, duration_ms, 0, [], errors=[outcome.text], local_command=outcome.name)
+    else:
+        result = _result(session, subtype, duration_ms, 0, [], result=outcome.text, local_command=outcome.name)
+    if output_format == "text":
+        if outcome.is_error:
+            print(f"agent-repl: {show_controls(outcome.text)}", file=err)
+        elif outcome.text:
+            print(show_controls(outcome.text), file=out, flush=True)
+        return 1 if outcome.is_error else 0
+    if output_format == "stream-json":
+        print(json.dumps(init_line(session)), file=out, flush=True)
+        for boundary in outcome.boundaries:
+            line = message_line(SystemMessageEvent(message=boundary), session.session_id)
+            print(json.dumps(line), file=out, flush=True)
+        print(json.dumps(command_line(session, outcome)), file=out, flush=True)
+    print(json.dumps(result), file=out, flush=True)
+    return 1 if outcome.is_error else 0
+
+
+def command_line(session: Session, outcome: Any) -> dict[str, Any]:
+    """The stream-json line carrying a local command's output: a synthetic assistant message (no
+    model wrote it, nothing was billed), naming the command that ran."""
+    line: dict[str, Any] = {
+        "type": "assistant",
+        "uuid": new_uuid(),
+        "session_id": session.session_id,
+        "parent_tool_use_id": None,
+        "message": {
+            "id": new_uuid(),
+            "type": "message",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": outcome.text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": _usage_json(Usage()),
+        },
+        "local_command_run": {"command": outcome.name, "args": outcome.args},
+    }
+    if outcome.context_usage is not None:
+        line["context_usage"] = outcome.context_usage
+    return line
+
