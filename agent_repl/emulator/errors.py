@@ -143,6 +143,12 @@ PREFILL_NOT_SUPPORTED = (
     "This model does not support assistant message prefill. The conversation must end with a user message."
 )
 TOOL_NAMES_NOT_UNIQUE = "tools: Tool names must be unique."
+# Our wording (the docs state the rules, not the sentences).
+BETWEEN_TOOLS_EFFORT = (
+    'thinking.type: "between_tools" is available at effort "low", "medium" and "high" only; '
+    'use "thinking.type.adaptive" for effort "{effort}".'
+)
+SAMPLING_NOT_SUPPORTED = "{name}: sampling parameters are not supported for this model; use output_config.effort."
 FORCED_TOOL_CHOICE_NOT_SUPPORTED = 'tool_choice: type "tool" and "any" are not supported for this model.'
 
 

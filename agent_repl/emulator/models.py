@@ -50,6 +50,8 @@ class ModelSpec:
     # Older models drop thinking of earlier turns from the prompt (§7, "prior-turn thinking").
     keeps_prior_thinking: bool = True
     forced_tool_choice: bool = True
+    # Accepts temperature, top_p and top_k (Sonnet 5.5 answers them with a 400).
+    sampling_params: bool = True
     created_at: str = "2026-01-01T00:00:00Z"
     aliases: tuple[str, ...] = ()
     cache_write_5m_multiplier: float = CACHE_WRITE_5M_MULTIPLIER
@@ -118,6 +120,7 @@ def _builtin_specs() -> list[ModelSpec]:
             thinking_types=frozenset({"adaptive", "between_tools"}),
             progress_as_thinking=True,
             forced_tool_choice=False,
+            sampling_params=False,
             created_at="2026-09-28T00:00:00Z",
             line="sonnet",
         ),
@@ -209,6 +212,7 @@ class _ModelEntry(BaseModel):
     thinking_display_default: Literal["summarized", "omitted"] | None = None
     keeps_prior_thinking: bool | None = None
     forced_tool_choice: bool | None = None
+    sampling_params: bool | None = None
     preserved_thinking: bool | None = None
     progress_as_thinking: bool | None = None
     on_demand_compaction: bool | None = None

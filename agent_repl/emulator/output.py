@@ -3,8 +3,10 @@
 Drops thinking when the request has it off, returns the short text written between tool calls
 as thinking on models that do so, stops at a stop sequence, truncates at `max_tokens` (or at the
 context window; a tool call cut there keeps only the part of its input JSON that was written),
-signs thinking blocks bound to their prefix and applies `display: "omitted"`. Output tokens
-count thinking at its full length even when omitted.
+signs thinking blocks bound to their prefix and applies `display: "omitted"`. With
+`thinking: {"type": "between_tools"}` the model writes no up-front thinking and its notes between
+tool calls come back with their text (that mode has no `display`). Output tokens count thinking at
+its full length even when omitted.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def thinking_mode(body: dict[str, Any], spec: ModelSpec) -> tuple[bool, str]:
     if not isinstance(config, dict):
         return spec.thinking_default_on, spec.thinking_display_default
     enabled = config.get("type") in _THINKING_ON
+    if config.get("type") == "between_tools":
+        return enabled, "summarized"
     display = config.get("display")
     return enabled, display if display in ("summarized", "omitted") else spec.thinking_display_default
 

@@ -149,7 +149,8 @@ THINKING = Tagged(
             beta_fields={"block_binding": frozenset({"thinking-binding-controls-2026-08-01"})},
         ),
         "disabled": _variant({}),
-        "between_tools": _variant({"display": Opt(_DISPLAY)}),
+        # The SDK's ThinkingConfigBetweenTools has `type` only: its notes always carry their text.
+        "between_tools": _variant({}),
     }
 )
 _PARALLEL = {"disable_parallel_tool_use": "bool"}

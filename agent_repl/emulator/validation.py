@@ -64,11 +64,19 @@ def validate_count(body: dict[str, Any], spec: ModelLimits) -> None:
 
 
 def _check_model_features(body: dict[str, Any], spec: ModelLimits) -> None:
-    """Thinking types and forced tool_choice the model does not take (per the model table)."""
+    """Thinking types, forced tool_choice and sampling parameters the model does not take (per the
+    model table), and `between_tools` above effort high."""
     thinking = body.get("thinking")
     accepted = getattr(spec, "thinking_types", None)
     if isinstance(thinking, dict) and accepted is not None and thinking["type"] not in accepted:
         raise invalid_request(errors.thinking_type_not_supported(thinking["type"]))
+    effort = (body.get("output_config") or {}).get("effort")
+    if isinstance(thinking, dict) and thinking["type"] == "between_tools" and effort in ("xhigh", "max"):
+        raise invalid_request(errors.BETWEEN_TOOLS_EFFORT.format(effort=effort))
+    if not getattr(spec, "sampling_params", True):
+        for name in ("temperature", "top_p", "top_k"):
+            if name in body:
+                raise invalid_request(errors.SAMPLING_NOT_SUPPORTED.format(name=name))
     choice = body.get("tool_choice")
     if (
         isinstance(choice, dict)
