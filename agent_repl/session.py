@@ -27,6 +27,7 @@ from agent_repl.core.request import build_request, tool_definitions
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt, session_context
 from agent_repl.core.thinking_prefix import prefix_seed
+from agent_repl.core.thinking_request import request_fields, thinking_on
 from agent_repl.core.tool import Tool, ToolPorts
 from agent_repl.core.tool_execution import ToolRuntime
 from agent_repl.core.transcript_sink import SessionWriteError, TranscriptSink
@@ -149,6 +150,11 @@ class Session:
             ))
         return self._definitions[1]
 
+    def set_effort(self, effort: str | None) -> None:
+        """Send this effort level on every later request (None: the API's default)."""
+        self.settings = self.settings.model_copy(update={"effort": effort})
+        self._configure_model()
+
     def turn_off_web_tools(self) -> None:
         """Leave the API's web tools out of every later request of this session."""
         self.settings = self.settings.model_copy(update={"web_tools": False})
@@ -189,9 +195,16 @@ class Session:
             return prefix_seed(build_request(model=self._model, max_tokens=1, system=self.system_prompt, tools=tools, messages=[]))
 
         info = self.model_info
+        settings = self.settings
         self.projector.configure_model(
             prompt_seed=seed(frozenset()),
-            thinking_on=info.thinking_default_on,
+            thinking_on=thinking_on(info.thinking_default_on, settings.thinking),
+            request_fields=request_fields(
+                thinks_by_default=info.thinking_default_on,
+                effort=settings.effort,
+                thinking=settings.thinking,
+                display=settings.thinking_display,
+            ),
             on_demand_compaction=info.on_demand_compaction and self.settings.api_compaction,
             prompt_seed_for=seed,
             cache_read_multiplier=info.cache_read_multiplier,

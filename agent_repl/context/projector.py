@@ -13,7 +13,7 @@ each stage react to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agent_repl.context.cache_ttl import cache_marks, cold_after_minutes
@@ -63,8 +63,10 @@ class Pipeline:
         prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
         cache_read_multiplier: float | None = None,
         output_multiplier: float | None = None,
+        request_fields: Mapping[str, Any] | None = None,
     ) -> None:
         config = self.state.config
+        config.request_fields = dict(request_fields or {})
         if cache_read_multiplier is not None:
             config.cache_read_multiplier = cache_read_multiplier
         if output_multiplier is not None:
@@ -102,7 +104,7 @@ class Pipeline:
         reports: list[StageReport] = []
         records: list[Any] = []
         new_messages: list[Message] = []
-        body_extras: dict[str, Any] = {}
+        body_extras: dict[str, Any] = dict(state.config.request_fields)
         betas: list[str] = []
         effects: list[Callable[[], object]] = []
         running: int | None = None

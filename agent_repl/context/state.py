@@ -12,7 +12,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from agent_repl.context.facts import FactCache
 from agent_repl.context.thresholds import REFERENCE_WINDOW, effective_window, tool_result_budget_chars
@@ -118,6 +118,8 @@ class PipelineConfig:
     thinking_on: bool = False
     # Whether it takes the API's on-demand compaction (the summary that keeps kept turns' thinking).
     on_demand_compaction: bool = False
+    # Fields every request carries (`thinking`, `output_config`: agent_repl.core.thinking_request).
+    request_fields: dict[str, Any] = field(default_factory=dict)
 
     def set_window(self, context_window: int) -> None:
         """The window and what derives from it: the effective window and the tool-result budget."""

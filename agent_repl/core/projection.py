@@ -9,7 +9,7 @@ The projection carries the pipeline's decision about the request, an `Action` th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -95,9 +95,11 @@ class Projector(Protocol):
         prompt_seed_for: Callable[[frozenset[str]], str] | None = None,
         cache_read_multiplier: float | None = None,
         output_multiplier: float | None = None,
+        request_fields: Mapping[str, Any] | None = None,
     ) -> None:
         """The model being called: the thinking prefix seed (`prompt_seed_for` gives it for a tool
-        list with deferred tools loaded), what the model accepts, its cache-read and output prices."""
+        list with deferred tools loaded), what the model accepts, its cache-read and output prices,
+        and the fields every request carries (`thinking`, `output_config`)."""
         ...
 
     def set_window(self, context_window: int) -> None:

@@ -22,6 +22,7 @@ from agent_repl.core.credentials import home_from_env as home_from_env
 from agent_repl.core.hook_config import HooksSettings
 from agent_repl.core.mcp_config import McpServerConfig
 from agent_repl.core.permissions import Rule
+from agent_repl.core.thinking_request import Effort, ThinkingDisplay, ThinkingMode
 from agent_repl.core.trust import TrustError, WorkspaceTrust
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -55,6 +56,13 @@ class Settings(BaseModel):
     # Thinking counts toward it, so a normal turn of a thinking model needs room (a cut reply is
     # retried once with 64K).
     max_output_tokens: int = Field(default=32_000, ge=1)
+    # How hard the model works (`output_config.effort`, also `/effort`); unset: the API's default.
+    effort: Effort | None = None
+    # "between_tools": no up-front thinking, the model thinks only between tool calls (Sonnet 5.5).
+    thinking: ThinkingMode = "adaptive"
+    # "summarized": ask models that think by default to return their thinking and progress notes
+    # (their API default is "omitted", empty text); "omitted" sends nothing and shows nothing.
+    thinking_display: ThinkingDisplay = "summarized"
     # A smaller window than the model's, so compaction can be exercised cheaply.
     context_window: int | None = Field(default=None, ge=1_000)
     max_retries: int = Field(default=4, ge=0, le=20)
@@ -164,6 +172,9 @@ FILE_KEYS = {
     "model",
     "fallback_model",
     "max_output_tokens",
+    "effort",
+    "thinking",
+    "thinking_display",
     "context_window",
     "max_retries",
     "stream_idle_timeout",
@@ -311,6 +322,8 @@ def load_settings(
                 raise SettingsError(f"{variable} must be a number of milliseconds, got {env[variable]!r}") from exc
     if env.get("DISABLE_AUTO_COMPACT") or env.get("AGENT_REPL_DISABLE_AUTOCOMPACT"):
         data["autocompact"] = False
+    if env.get("AGENT_REPL_EFFORT"):
+        data["effort"] = env["AGENT_REPL_EFFORT"].strip()
     if env.get("AGENT_REPL_DISABLE_WEB_TOOLS"):
         data["web_tools"] = False
     if env.get("AGENT_REPL_CONTEXT_STRATEGY"):

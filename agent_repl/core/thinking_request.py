@@ -1,0 +1,80 @@
+"""What a request asks of the model's thinking: its display, up-front thinking, and effort.
+
+Models that think by default (the 5-generation ones) return their thinking, and on Sonnet 5.5
+the short notes written between tool calls, with empty text unless the request sets a `display`
+that returns it. So on those models every request asks for `display: "summarized"` (setting
+`thinking_display: "omitted"` keeps the API's default and sends nothing). `thinking:
+"between_tools"` turns up-front thinking off: the model thinks only between tool calls, and its
+notes come back with their text (that mode takes no display). Effort is sent only when the user
+chose one (`output_config.effort`); unset, the API's own default applies (high on Sonnet 5.5).
+The same fields go on every request of a session (main thread, sub-agents, summaries, forks), so
+a change of them is the user's choice, never a silent cache miss.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, get_args
+
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
+EFFORT_LEVELS: tuple[str, ...] = get_args(Effort)
+ThinkingMode = Literal["adaptive", "between_tools"]
+ThinkingDisplay = Literal["summarized", "omitted"]
+
+# The effort levels each model takes, from the effort documentation; a model missing here is
+# offered all five and the API says if one is not for it.
+_MODEL_EFFORT_LEVELS: dict[str, tuple[str, ...]] = {
+    "claude-sonnet-4-5": (),
+    "claude-haiku-4-5": (),
+    "claude-opus-4-5": ("low", "medium", "high"),
+    "claude-opus-4-6": ("low", "medium", "high", "max"),
+    "claude-sonnet-4-6": ("low", "medium", "high", "max"),
+}
+# Up-front thinking off (`between_tools`) goes up to this effort.
+BETWEEN_TOOLS_LEVELS: tuple[str, ...] = ("low", "medium", "high")
+
+
+def effort_levels(model: str) -> tuple[str, ...]:
+    """The effort levels `model` takes (a dated id counts as its model)."""
+    for known, levels in _MODEL_EFFORT_LEVELS.items():
+        if model == known or model.startswith(known + "-"):
+            return levels
+    return EFFORT_LEVELS
+
+
+def effort_problem(model: str, effort: str | None, thinking: ThinkingMode) -> str | None:
+    """Why `effort` cannot be sent to `model` with this thinking mode, or None when it can."""
+    if effort is None:
+        return None
+    levels = effort_levels(model)
+    if not levels:
+        return f"{model} takes no effort level"
+    if effort not in levels:
+        return f"{model} takes effort {', '.join(levels)}; not {effort}"
+    if thinking == "between_tools" and effort not in BETWEEN_TOOLS_LEVELS:
+        return f"effort {effort} needs up-front thinking (the setting thinking is between_tools)"
+    return None
+
+
+def thinking_on(thinks_by_default: bool, thinking: ThinkingMode) -> bool:
+    """Whether the model thinks up front on these requests (clearing thinking needs it on)."""
+    return thinks_by_default and thinking == "adaptive"
+
+
+def request_fields(
+    *,
+    thinks_by_default: bool,
+    effort: str | None,
+    thinking: ThinkingMode = "adaptive",
+    display: ThinkingDisplay = "summarized",
+) -> dict[str, Any]:
+    """The `thinking` and `output_config` fields of every request (empty: the API's defaults).
+    A model that does not think by default gets no `thinking` field: asking would turn it on."""
+    fields: dict[str, Any] = {}
+    if thinks_by_default:
+        if thinking == "between_tools":
+            fields["thinking"] = {"type": "between_tools"}
+        elif display == "summarized":
+            fields["thinking"] = {"type": "adaptive", "display": "summarized"}
+    if effort is not None:
+        fields["output_config"] = {"effort": effort}
+    return fields
