@@ -71,6 +71,36 @@ class AssistantItem(Item):
         return self.text.count("\n") + self.text.count("\n\n") + 2
 
 
+# A thought longer than this many lines shows only its start until it is opened.
+THINKING_COLLAPSED_LINES = 3
+
+
+@dataclass
+class ThinkingItem(Item):
+    """Thinking whose text came back (Sonnet 5.5's notes between tool calls, a summary of the
+    model's reasoning), drawn dimmed; long ones collapsed until opened."""
+
+    text: str = ""
+    expanded: bool = False
+
+    @property
+    def key(self) -> str:
+        # One reply's thinking and its text would otherwise share the entry's uuid.
+        return self.uuids[0] + "#thinking"
+
+    @property
+    def line_count(self) -> int:
+        return self.text.strip("\n").count("\n") + 1
+
+    @property
+    def collapsible(self) -> bool:
+        return self.line_count > THINKING_COLLAPSED_LINES
+
+    def lines(self) -> int:
+        shown = self.line_count if self.expanded or not self.collapsible else THINKING_COLLAPSED_LINES + 1
+        return shown + 1
+
+
 @dataclass
 class ToolItem(Item):
     """A tool call and, once it is there, its result (drawn by `agent_repl.ui.tool_render`)."""
@@ -339,6 +369,8 @@ class HistoryView:
                 items.append(item)
             elif block.type == "text" and block.text.strip():
                 items.append(AssistantItem([message.uuid], text=block.text))
+            elif block.type == "thinking" and block.thinking.strip():
+                items.append(ThinkingItem([message.uuid], text=block.thinking))
         return items
 
     def _user(self, message: UserMessage) -> Item | None:

@@ -71,6 +71,8 @@ class InlineRenderer:
     def __init__(self, console: Console) -> None:
         self.console = console
         self.streaming = False
+        # The open line is the model's thinking (drawn dimmed), not its answer.
+        self.thinking = False
         self.calls: dict[str, tool_render.ToolCall] = {}
         # The files whose diff the user just saw in a permission prompt (not printed twice).
         self.shown_diffs: set[str] = set()
@@ -81,13 +83,28 @@ class InlineRenderer:
         if self.streaming:
             self.console.file.write("\n")
             self.streaming = False
+        self.thinking = False
+
+    def _thinking(self, text: str) -> None:
+        """The model's thinking as it streams (Sonnet 5.5's notes between tool calls), dimmed."""
+        if not self.thinking:
+            self._end_stream()
+            self.console.print(Text("✻ ", style="dim"), end="")
+            self.thinking = self.streaming = True
+        self.console.print(Text(show_controls(text), style="dim italic"), end="")
+        self.console.file.flush()
 
     def render(self, event: AgentEvent) -> None:
         if isinstance(event, TextDelta):
+            if self.thinking:
+                self._end_stream()
             self.console.file.write(show_controls(event.text))
             self.console.file.flush()
             self.streaming = True
-        elif isinstance(event, ThinkingDelta | ToolProgress):
+        elif isinstance(event, ThinkingDelta):
+            if event.text:
+                self._thinking(event.text)
+        elif isinstance(event, ToolProgress):
             return
         elif isinstance(event, AssistantMessageEvent):
             self._server_tool(event)

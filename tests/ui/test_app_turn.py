@@ -7,7 +7,7 @@ import json
 from agent_repl.core.permissions import Decision
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.permission import PermissionScreen
-from agent_repl.ui.widgets.messages import AssistantMessageView, NoticeView, UserMessageView
+from agent_repl.ui.widgets.messages import AssistantMessageView, NoticeView, ThinkingView, UserMessageView
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 from .conftest import emulator_launcher
@@ -51,14 +51,16 @@ async def test_a_turn_streams_asks_permission_runs_the_tool_and_shows_the_result
         assert not app.working.display
 
         widgets = [w for w in app.conversation.children if not isinstance(w, NoticeView)]
-        # On Sonnet 5.5 the public API returns the short text before a tool call as (omitted)
-        # thinking, so no assistant text comes before the tool block.
+        # On Sonnet 5.5 the short text before a tool call comes back as thinking; the session asks
+        # for its text, so the note shows (dimmed) before the tool block.
         assert [type(w).__name__ for w in widgets] == [
             "UserMessageView",
+            "ThinkingView",
             "ToolBlock",
             "AssistantMessageView",
         ]
-        prompt, tool, answer = widgets
+        prompt, note, tool, answer = widgets
+        assert isinstance(note, ThinkingView) and note.item.text == BASH_STEPS[0]["text"]
         assert isinstance(prompt, UserMessageView) and prompt.item.text == "run the echo"
         assert isinstance(tool, ToolBlock)
         assert tool.item.call.name == "Bash" and tool.item.call.result is not None

@@ -25,6 +25,7 @@ from agent_repl.ui.history_view import (
     HistoryView,
     Item,
     NoticeItem,
+    ThinkingItem,
     ToolItem,
     UserItem,
     ViewMarks,
@@ -36,6 +37,7 @@ from agent_repl.ui.widgets.messages import (
     LocalCommandView,
     NoticeView,
     StreamingAnswerView,
+    ThinkingView,
     UserMessageView,
 )
 from agent_repl.ui.widgets.tool_block import ToolBlock
@@ -45,7 +47,9 @@ if TYPE_CHECKING:
     from agent_repl.core.messages import Message
 
 # The widget of one history item: each shows a mark (snipped, collapsed, rewound).
-ItemWidget = UserMessageView | AssistantMessageView | ToolBlock | CompactDivider | LocalCommandView | NoticeView
+ItemWidget = (
+    UserMessageView | AssistantMessageView | ThinkingView | ToolBlock | CompactDivider | LocalCommandView | NoticeView
+)
 
 DEFAULT_MAX_LINES = 1_200
 SCROLL_BACK_LINES = 400
@@ -56,6 +60,8 @@ def make_widget(item: Item) -> ItemWidget:
         return UserMessageView(item)
     if isinstance(item, AssistantItem):
         return AssistantMessageView(item)
+    if isinstance(item, ThinkingItem):
+        return ThinkingView(item)
     if isinstance(item, ToolItem):
         return ToolBlock(item)
     if isinstance(item, CompactItem):

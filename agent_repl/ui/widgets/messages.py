@@ -6,10 +6,18 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import Markdown, Static
 
 from agent_repl.core.visible import show_controls
-from agent_repl.ui.history_view import AssistantItem, CommandItem, NoticeItem, UserItem
+from agent_repl.ui.history_view import (
+    THINKING_COLLAPSED_LINES,
+    AssistantItem,
+    CommandItem,
+    NoticeItem,
+    ThinkingItem,
+    UserItem,
+)
 from agent_repl.ui.tool_render import terminal_output
 
 MARK_LABELS = {
@@ -63,6 +71,46 @@ class AssistantMessageView(Static):
             self.set_class(mark in ("snipped", "rewound"), "-snipped")
             self.set_class(mark == "collapsed", "-in-collapse")
             self.border_title = MARK_LABELS[mark] if mark else None
+
+
+class ThinkingView(Static):
+    """The model's thinking, dimmed; a long one shows its first lines until opened (a click, or Enter
+    when Tab has reached it, as a tool block opens) and folds back the same way."""
+
+    BINDINGS = [Binding("enter", "toggle", "open or fold the thought", show=False)]
+
+    def __init__(self, item: ThinkingItem) -> None:
+        super().__init__(classes="message thinking")
+        self.item = item
+        self.mark: str | None = None
+        self.can_focus = item.collapsible
+        self.refresh_item()
+
+    def refresh_item(self) -> None:
+        lines = show_controls(self.item.text.strip("\n")).split("\n")
+        folded = self.item.collapsible and not self.item.expanded
+        shown = lines[:THINKING_COLLAPSED_LINES] if folded else lines
+        text = Text("✻ ", style="dim")
+        text.append("\n  ".join(shown), style="dim italic")
+        if folded:
+            text.append(f"\n  … +{len(lines) - len(shown)} lines (click or Enter to open)", style="dim")
+        elif self.item.collapsible:
+            text.append("\n  (click or Enter to fold)", style="dim")
+        self.update(text)
+
+    def action_toggle(self) -> None:
+        if self.item.collapsible:
+            self.item.expanded = not self.item.expanded
+            self.refresh_item()
+
+    def on_click(self) -> None:
+        self.action_toggle()
+
+    def set_mark(self, mark: str | None) -> None:
+        if mark != self.mark:
+            self.mark = mark
+            self.set_class(mark in ("snipped", "rewound"), "-snipped")
+            self.set_class(mark == "collapsed", "-in-collapse")
 
 
 class StreamingAnswerView(Markdown):
