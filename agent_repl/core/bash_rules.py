@@ -10,6 +10,8 @@ and must be asked.
 
 from __future__ import annotations
 
+import glob
+import itertools
 import os
 import re
 import shlex
@@ -17,7 +19,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_repl.core.command_effects import Effects, Risk, effects, judges_arguments, saves_exact_only
+from agent_repl.core.command_options import GIT_SUBCOMMANDS
 from agent_repl.core.protected_paths import is_protected
+from agent_repl.core.read_access import refusal
 from agent_repl.core.shell_commands import Invocation, invocation
 from agent_repl.core.shell_syntax import Redirect, ShellLine, SimpleCommand, Word, parse_line
 
@@ -27,6 +32,8 @@ _FD_TARGET = re.compile(r"^(\d+|-)$")
 _GLOB = re.compile(r"[*?\[]")
 _PROC = re.compile(r"(^|/)proc(/|$)")
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
+# A pattern a reading command is given is expanded to check each file; past this many it is asked.
+_MAX_GLOB = 1000
 # Files a redirection may write or read without being inside the project.
 _DEVICES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"}
 
@@ -48,7 +55,7 @@ class CommandPattern:
         elif body.endswith(" *") and body.count("*") == 1:
             body, prefix = body[:-2], True
         wildcard = None
-        if "*" in body:
+        if _unquoted_star(body):
             parts = [re.escape(part) for part in body.split("*")]
             wildcard = re.compile(".*".join(parts) + ("( .*)?" if prefix else ""), re.DOTALL)
             body = body.split("*", 1)[0]
@@ -92,6 +99,24 @@ class CommandPattern:
                 return None
             return bool(self.wildcard.fullmatch(" ".join([*words[:1], *(a or "" for a in argv[1:])])))
         return self.prefix or len(argv) == len(words)
+
+
+def _unquoted_star(text: str) -> bool:
+    """A `*` outside quotes is a wildcard; a quoted one (`find . -name '*.py'`) is a literal word."""
+    quote = ""
+    escaped = False
+    for c in text:
+        if escaped:
+            escaped = False
+        elif c == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "*":
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -168,13 +193,13 @@ def allow_problem(line: ShellLine, patterns: Sequence[CommandPattern], place: Pl
         if _harmless(command):
             continue
         inv = invocation(command)
-        if not _approved(inv, patterns, place):
-            return f"no allow rule covers {command.text.strip()!r}"
+        problem = _approval(inv, patterns, place)
+        if problem:
+            return problem
         for layer in inv.layers():
-            for path in layer.writes:
-                problem = _target_problem(path, path or "", f"{layer.name} writing", place, changes_dir, writes=True)
-                if problem:
-                    return problem
+            problem = _files_problem(layer, place, changes_dir)
+            if problem:
+                return problem
     return None
 
 
@@ -198,7 +223,8 @@ def protected_write_problem(line: ShellLine, place: Place) -> str | None:
         targets.append((target, redirect.target.text if redirect.target else "", redirect.operator))
     for command in line.commands:
         for layer in invocation(command).layers():
-            targets.extend((path, path or "", f"{layer.name} writing") for path in layer.writes)
+            written = [*layer.writes, *(path for _, path in effects_of(layer).writes)]
+            targets.extend((path, path or "", f"{layer.name} writing") for path in written)
             for _, body in layer.bodies:  # `bash -c '...'`, `eval`: the text it runs writes too
                 if body is not None and (problem := protected_write_problem(body, place)):
                     return problem
@@ -212,37 +238,81 @@ def protected_write_problem(line: ShellLine, place: Place) -> str | None:
     return None
 
 
+def _files_problem(layer: Invocation, place: Place, changes_dir: bool) -> str | None:
+    """Files a command writes or reads through its own words, judged like redirections and like Read."""
+    found = effects_of(layer)
+    for path in [*layer.writes, *(path for _, path in found.writes)]:
+        problem = _target_problem(path, path or "", f"{layer.name} writing", place, changes_dir, writes=True)
+        if problem:
+            return problem
+    for _, path in found.reads:
+        problem = _read_problem(path, layer.name or "the command", place, changes_dir)
+        if problem:
+            return problem
+    return None
+
+
+def effects_of(inv: Invocation) -> Effects:
+    """What `inv`'s words make it run, read and write, with what xargs adds at run time."""
+    found = effects(inv.argv)
+    if inv.more_args_at_run_time and judges_arguments(inv.name):
+        found.runs.append(Risk(len(inv.argv), f"xargs gives {inv.name} arguments (options, files) only known when it runs"))
+    return found
+
+
 def _harmless(command: SimpleCommand) -> bool:
     return not command.assignments and bool(command.words) and command.words[0].value in HARMLESS
 
 
 def _approved(inv: Invocation, patterns: Sequence[CommandPattern], place: Place) -> bool:
+    return _approval(inv, patterns, place) is None
+
+
+def _approval(inv: Invocation, patterns: Sequence[CommandPattern], place: Place) -> str | None:
+    """None when a pattern approves `inv` and what it starts, else why none does (one line)."""
     words = [*inv.assignments, *inv.argv]
     shift = len(inv.assignments)
+    risks = effects_of(inv).runs
+    why: str | None = None
     for pattern in patterns:
-        if pattern.allows(words) and _covers_rest(inv, pattern.coverage(words) - shift, patterns, place):
-            return True
+        if not pattern.allows(words):
+            continue
+        coverage = pattern.coverage(words) - shift
+        risk = next((r for r in risks if r.at >= coverage), None)
+        if risk is not None:
+            why = why or f"Bash({pattern.text}) does not approve it: {risk.reason}"
+            continue
+        problem = _rest_problem(inv, coverage, patterns, place)
+        if problem is None:
+            return None
+        why = why or problem
     if inv.transparent and not inv.assignments and len(inv.inner) == 1 and not inv.bodies:
-        return _approved(inv.inner[0][1], patterns, place)
-    return False
+        inner = _approval(inv.inner[0][1], patterns, place)
+        if inner is None:
+            return None
+        why = why or inner
+    return why or f"no allow rule covers {_shown(words)!r}"
 
 
-def _covers_rest(inv: Invocation, coverage: int, patterns: Sequence[CommandPattern], place: Place) -> bool:
-    """Whether what `inv` starts is approved too: spelled out by the rule (`coverage` words) or by a rule of its own."""
+def _rest_problem(inv: Invocation, coverage: int, patterns: Sequence[CommandPattern], place: Place) -> str | None:
+    """Why what `inv` starts is not approved: spelled out by the rule (`coverage` words) or by a rule of its own."""
     if inv.unseen and coverage <= inv.unseen_at:
-        return False
+        return inv.unseen
     for offset, inner in inv.inner:
         if coverage > offset:
-            if not _covers_rest(inner, coverage - offset, patterns, place):
-                return False
-        elif not _approved(inner, patterns, place):
-            return False
+            problem = _rest_problem(inner, coverage - offset, patterns, place)
+        else:
+            problem = _approval(inner, patterns, place)
+        if problem:
+            return problem
     for offset, body in inv.bodies:
         if body is None:
-            return False
-        if coverage <= offset and allow_problem(body, patterns, place) is not None:
-            return False
-    return True
+            return f"{inv.name} runs text that is only known when it runs"
+        if coverage <= offset:
+            problem = allow_problem(body, patterns, place)
+            if problem is not None:
+                return problem
+    return None
 
 
 def _redirect_problem(redirect: Redirect, place: Place, changes_dir: bool) -> str | None:
@@ -275,6 +345,31 @@ def _target_problem(target: str | None, raw: str, what: str, place: Place, chang
         return f"{what} {target} is outside the project"
     if writes and is_protected(path):
         return f"{what} {target} writes where other programs take commands or grants from"
+    return None
+
+
+def _read_problem(path: str | None, name: str, place: Place, changes_dir: bool) -> str | None:
+    """Why a file a command reads keeps a rule from approving it: as Read, outside the project asks."""
+    if path is None:
+        return f"{name} reads a file only known when it runs"
+    if path in _DEVICES or path == "-":
+        return None
+    expanded = os.path.expanduser(path) if path.startswith("~") else path
+    if not os.path.isabs(expanded):
+        if changes_dir:
+            return f"{name} reads {path} after a change of directory"
+        expanded = os.path.join(place.cwd, expanded)
+    candidates = [expanded]
+    if _GLOB.search(path):
+        candidates = list(itertools.islice(glob.iglob(expanded), _MAX_GLOB + 1)) or [expanded]
+        if len(candidates) > _MAX_GLOB:
+            return f"{name} reads {path}, which matches too many files to check"
+    for candidate in candidates:
+        refused = refusal(candidate)
+        if refused:
+            return refused
+        if not place.inside(Path(os.path.realpath(candidate))):
+            return f"{name} reads {path}, outside the project" + (f" (through {candidate})" if candidate != expanded else "")
     return None
 
 
@@ -324,8 +419,10 @@ def _rule_for(inv: Invocation, place: Place) -> str | None:
         return _rule_for(inv.inner[0][1], place)
     static = [w for w in words if w is not None]
     head = static[:2] if len(static) > 1 and _SUBCOMMAND.match(static[1]) and not inv.assignments else static[:1]
+    if inv.name == "git" and (len(head) < 2 or head[1] not in GIT_SUBCOMMANDS):
+        head = []  # `git:*` would approve every subcommand; an alias runs what the configuration says
     candidates = []
-    if not inv.assignments and inv.name not in ("sudo", "doas", "su", "eval", "env", "xargs", "find"):
+    if head and not inv.assignments and not saves_exact_only(inv.name):
         candidates.append(f"{shlex.join(head)}:*")
     candidates.append(shlex.join(static))
     for spec in candidates:

@@ -64,6 +64,8 @@ class Invocation:
     # the position of the word that names it (the file), if any.
     unseen: str | None = None
     unseen_at: int = 0
+    # Started by xargs, which adds arguments read from its input: they are only known at run time.
+    more_args_at_run_time: bool = False
 
     @property
     def name(self) -> str | None:
@@ -116,6 +118,8 @@ def _invocation(argv: list[str | None], depth: int, command: SimpleCommand | Non
         if start is not None and start >= len(argv):
             inv.inner.append((start, Invocation(["echo"])))
         _wrap(inv, start, depth)
+        for _, inner in inv.inner:
+            inner.more_args_at_run_time = True
     elif name in ("watch",):
         start = _skip_options(argv, 1, _OPTIONS_WITH_ARG["watch"])
         if start is not None and start < len(argv):

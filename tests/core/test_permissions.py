@@ -78,10 +78,15 @@ async def test_no_callback_means_denied_and_always_adds_the_narrowest_rule():
         return Decision.ALLOW_ALWAYS
 
     assert await policy.decide(req("make test"), always) is Decision.ALLOW_ALWAYS
-    assert seen[0].always_rules == ("Bash(make test:*)",)
-    assert policy.check(req("make test -j2")) is Decision.ALLOW_ONCE
+    # make runs what its words and the Makefile say (`make test SHELL=...`): only this line is saved.
+    assert seen[0].always_rules == ("Bash(make test)",)
+    assert policy.check(req("make test")) is Decision.ALLOW_ONCE
+    assert policy.check(req("make test -j2")) is None
     assert policy.check(req("make")) is None
     assert policy.check(req("rm x")) is None
+    assert await policy.decide(req("git status"), always) is Decision.ALLOW_ALWAYS
+    assert seen[1].always_rules == ("Bash(git status:*)",)
+    assert policy.check(req("git status --short")) is Decision.ALLOW_ONCE
 
 
 def mcp(tool: str) -> PermissionRequest:

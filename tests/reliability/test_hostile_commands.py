@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
 
-from .hostile_commands import ALLOW_RULES, CASES, DENY_RULES
+from .hostile_commands import ALLOW_RULES, ALWAYS_CASES, CASES, DENY_RULES
 
 PROJECT = Path("/nonexistent/hostile-project")
 NAMES = {Decision.ALLOW_ONCE: "allow", Decision.DENY: "deny", None: "ask"}
@@ -101,3 +101,47 @@ def test_a_line_holding_a_substitution_is_never_approved_by_a_prefix_rule(
     policy = PermissionPolicy.from_rules([f"Bash({name}:*)", f"Bash({name} {args})", *extra_rules], [],
                                          roots=[PROJECT])  # fmt: skip
     assert policy.check(PermissionRequest("Bash", command, cwd=PROJECT)) is None, command
+
+
+# --- what "always" saves ------------------------------------------------------------------------
+
+
+def saved_policy(first: str) -> tuple[PermissionPolicy, tuple[str, ...]]:
+    """A policy with no rules after the user answered "always" to `first`."""
+    policy = PermissionPolicy.from_rules([], [], roots=[PROJECT])
+    asked = policy.evaluate(PermissionRequest("Bash", first, cwd=PROJECT))
+    assert asked.decision is None, first
+    for rule in asked.always_rules:
+        policy.add_allow(rule)
+    return policy, asked.always_rules
+
+
+def hostile_follow_ups_approved() -> list[tuple[str, str]]:
+    approved = []
+    for first, _saved, follow_ups in ALWAYS_CASES:
+        policy, _ = saved_policy(first)
+        approved.extend((first, f) for f in follow_ups if decide(policy, f) == "allow")
+    return approved
+
+
+def test_the_always_corpus_is_large_and_has_no_duplicates():
+    firsts = [c[0] for c in ALWAYS_CASES]
+    follow_ups = [f for c in ALWAYS_CASES for f in c[2]]
+    assert len(firsts) >= 40 and len(follow_ups) >= 90
+    assert len(set(firsts)) == len(firsts)
+
+
+@pytest.mark.parametrize("first, saved, follow_ups", ALWAYS_CASES, ids=[c[0][:50] for c in ALWAYS_CASES])
+def test_always_saves_the_narrowest_rule_and_it_refuses_every_hostile_follow_up(first, saved, follow_ups):
+    policy, always = saved_policy(first)
+    assert always == saved
+    assert decide(policy, first) == "allow", "the saved rule approves the command it was saved for"
+    approved = [f for f in follow_ups if decide(policy, f) == "allow"]
+    assert approved == []
+    for follow_up in follow_ups:  # every question says why, on one line
+        reason = policy.evaluate(PermissionRequest("Bash", follow_up, cwd=PROJECT)).reason
+        assert reason and "\n" not in reason, follow_up
+
+
+def test_no_hostile_follow_up_passes_a_rule_that_always_saved():
+    assert hostile_follow_ups_approved() == []
