@@ -37,6 +37,24 @@ _COMMAND_OUTPUT = re.compile(r"<local-command-(stdout|stderr)>(.*?)(?:</local-co
 _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _BASH_OUTPUT = re.compile(r"<bash-(stdout|stderr)>(.*?)(?:</bash-\1>|$)", re.S)
 INTERRUPTION_PREFIX = "[Request interrupted by user"
+# Claude Code queues a background task's end as a user message of tagged text.
+TASK_NOTIFICATION = "<task-notification>"
+_TASK_FIELD = re.compile(r"<(task-id|status|summary)>(.*?)</\1>", re.S)
+TASK_NOTICE_CHARS = 200
+
+
+def task_notice(text: str) -> str | None:
+    """One line for a queued task notification (None for anything else): the task, its status, its summary."""
+    if not text.lstrip().startswith(TASK_NOTIFICATION):
+        return None
+    fields: dict[str, str] = {}
+    for name, value in _TASK_FIELD.findall(text):
+        fields.setdefault(name, " ".join(value.split()))
+    task = fields.get("task-id") or "?"
+    line = f"background task {task} {fields.get('status') or 'reported'}"
+    if fields.get("summary"):
+        line += f": {fields['summary']}"
+    return line if len(line) <= TASK_NOTICE_CHARS else line[: TASK_NOTICE_CHARS - 1] + "…"
 
 
 @dataclass
@@ -394,4 +412,7 @@ class HistoryView:
         text = message.text()
         if text.startswith(INTERRUPTION_PREFIX):
             return NoticeItem([message.uuid], text="interrupted", level="warning")
+        notice = task_notice(text)
+        if notice is not None:
+            return NoticeItem([message.uuid], text=notice, level="info")
         return UserItem([message.uuid], text=text)
