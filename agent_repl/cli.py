@@ -268,7 +268,7 @@ async def _print_mode(settings: Any, cwd: Path, resume: Any, prompt: str, args: 
     from agent_repl.print_mode import run_print_mode
 
     session = await open_session(settings, cwd, resume=resume, ask=None)
-    for notice in session.notices:
+    for notice in [*session.notices, *filter(None, [session.sandbox.notice()])]:
         print(f"agent-repl: {notice}", file=sys.stderr)
     try:
         return await run_print_mode(

@@ -24,6 +24,7 @@ from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.request import build_request, tool_definitions
+from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt, session_context
 from agent_repl.core.thinking_prefix import prefix_seed
@@ -84,6 +85,15 @@ class Session:
             roots=[cwd, *settings.add_dirs],
         )
         self.ask = ask
+        # The OS sandbox Bash commands run in (agent_repl.core.sandbox); it reads this session's
+        # tool results, nothing else of the agent's store.
+        self.sandbox = Sandbox.for_session(
+            settings.sandbox,
+            project=cwd,
+            added_dirs=list(settings.add_dirs),
+            agent_home=settings.home,
+            tool_results_dir=tool_results_dir,
+        )
         # History entries and tool output are kept without credentials (see agent_repl.core.redaction).
         self.redactor = SecretRedactor.for_settings(settings)
         self.tool_state: dict[str, Any] = {}
@@ -275,6 +285,7 @@ class Session:
             scrubbed_env=self.settings.scrubbed_env,
             hooks=self.hooks,
             notify=self._notify,
+            sandbox=self.sandbox,
         )
 
     async def _notify(self, message: str, notification_type: str) -> None:

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -18,6 +18,8 @@ from agent_repl.core.credentials import child_environment, credential_names
 from agent_repl.core.permissions import PermissionRequest
 from agent_repl.core.persisted_output import ensure_private_dir, persist_file
 from agent_repl.core.redaction import SecretRedactor
+from agent_repl.core.sandbox import Sandbox
+from agent_repl.core.sandbox.outcome import explain
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, notify
 from tools._output_pipe import OutputPipe
@@ -38,6 +40,17 @@ eval "$__agent_repl_command"
 Outcome = Literal["exited", "timeout", "cancelled"]
 
 
+class RunningCommand(Protocol):
+    """The started shell: asyncio's Process, or the sandbox's process that behaves like one."""
+
+    pid: int
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+
 class BashArgs(ToolArgs):
     command: str = Field(description="The command to execute")
     timeout: int | None = Field(
@@ -49,6 +62,11 @@ class BashArgs(ToolArgs):
     description: str | None = Field(
         default=None,
         description="A clear, concise description of what this command does, in 5-10 words",
+    )
+    dangerouslyDisableSandbox: bool | None = Field(  # noqa: N815 - Claude Code's name for it
+        default=None,
+        description="Run outside the OS sandbox (default false); only after the sandbox blocked the command. "
+        "The user is always asked.",
     )
 
     @field_validator("command")
@@ -127,6 +145,18 @@ def _scratch_dir(ctx: ToolContext) -> Path:
         return Path(tempfile.gettempdir())
 
 
+def _with_sandbox_note(result: ToolOutput, sandbox: Sandbox | None, code: int | None, cwd: Path) -> ToolOutput:
+    """A failed sandboxed command whose output shows the sandbox refusing something says so."""
+    if sandbox is None or not result.is_error or not isinstance(result.content, str):
+        return result
+    note = explain(result.content, code, sandbox.policy, cwd=cwd)
+    if note is None:
+        return result
+    result.content = f"{result.content}\n{note}"
+    result.summary = f"{result.summary} (blocked by the sandbox)"
+    return result
+
+
 class Bash(Tool):
     name: ClassVar[str] = "Bash"
     args_model: ClassVar[type[BaseModel]] = BashArgs
@@ -141,7 +171,10 @@ class Bash(Tool):
 
     def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest:
         assert isinstance(args, BashArgs)
-        return PermissionRequest(self.name, args.command, args.description or "", cwd=current_cwd(ctx))
+        unsandboxed = bool(args.dangerouslyDisableSandbox) and ctx.sandbox is not None and ctx.sandbox.active
+        return PermissionRequest(
+            self.name, args.command, args.description or "", cwd=current_cwd(ctx), unsandboxed=unsandboxed
+        )
 
     async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
         assert isinstance(args, BashArgs)
@@ -149,10 +182,15 @@ class Bash(Tool):
             return ToolOutput.error("Command was not run: the turn was interrupted.", summary="interrupted")
         cwd = current_cwd(ctx)
         timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
+        sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.active else None
+        if args.dangerouslyDisableSandbox:
+            sandbox = None  # the user approved this run outside it
         try:
             scratch = _scratch_dir(ctx)
             out_fd, out_name = tempfile.mkstemp(prefix=".bash-", suffix=".out", dir=scratch)
-            cwd_fd, cwd_name = tempfile.mkstemp(prefix=".bash-", suffix=".cwd", dir=scratch)
+            # The shell writes its last directory here from inside the sandbox, so it must be writable there.
+            cwd_dir = sandbox.policy.temp_dir if sandbox is not None else scratch
+            cwd_fd, cwd_name = tempfile.mkstemp(prefix=".bash-", suffix=".cwd", dir=cwd_dir)
             os.close(cwd_fd)
         except OSError as exc:
             return ToolOutput.error(f"Could not create the output file for Bash: {exc}")
@@ -160,20 +198,20 @@ class Bash(Tool):
         pipe = OutputPipe(out_fd)
         try:
             try:
-                proc = await asyncio.create_subprocess_exec(
-                    "bash",
-                    "-c",
-                    _WRAPPER,
-                    "bash",
-                    cwd_name,
-                    args.command,
-                    cwd=cwd,
-                    env=child_environment(ctx.scrubbed_env | credential_names()),
-                    stdin=subprocess.DEVNULL,
-                    stdout=pipe.write_fd,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+                argv = ["bash", "-c", _WRAPPER, "bash", cwd_name, args.command]
+                popen: dict[str, Any] = {
+                    "cwd": cwd,
+                    "env": child_environment(ctx.scrubbed_env | credential_names()),
+                    "stdin": subprocess.DEVNULL,
+                    "stdout": pipe.write_fd,
+                    "stderr": subprocess.STDOUT,
+                    "start_new_session": True,
+                }
+                proc: RunningCommand
+                if sandbox is not None:
+                    proc = await sandbox.spawn(argv, **popen)
+                else:
+                    proc = await asyncio.create_subprocess_exec(*argv, **popen)
             finally:
                 pipe.start()
         except OSError as exc:
@@ -190,7 +228,8 @@ class Bash(Tool):
             if pipe.error is not None:
                 raise pipe.error
             self._learn_cwd(cwd_path, ctx)
-            return self._result(args, ctx, out_path, outcome, proc.returncode, timeout_ms, stopped)
+            result = self._result(args, ctx, out_path, outcome, proc.returncode, timeout_ms, stopped)
+            return _with_sandbox_note(result, sandbox, proc.returncode, Path(cwd))
         except OSError as exc:  # e.g. the disk is full
             return ToolOutput.error(f"Bash ran, but its output could not be collected: {exc}")
         finally:
@@ -198,7 +237,7 @@ class Bash(Tool):
             out_path.unlink(missing_ok=True)
 
     async def _supervise(
-        self, proc: asyncio.subprocess.Process, timeout_s: float, ctx: ToolContext, out_path: Path
+        self, proc: RunningCommand, timeout_s: float, ctx: ToolContext, out_path: Path
     ) -> Outcome:
         """Wait for the shell, sending progress; on timeout or cancellation kill its whole group."""
         loop = asyncio.get_running_loop()
@@ -238,7 +277,7 @@ class Bash(Tool):
             if not wait_task.done():
                 wait_task.cancel()
 
-    async def _kill_group(self, proc: asyncio.subprocess.Process) -> None:
+    async def _kill_group(self, proc: RunningCommand) -> None:
         """SIGTERM the group, then SIGKILL whatever is left after a short grace."""
         pgid = proc.pid  # start_new_session made the shell its group's leader
         loop = asyncio.get_running_loop()

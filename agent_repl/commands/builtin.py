@@ -28,6 +28,7 @@ from agent_repl.commands.results import (
     SnipDone,
     TextOutput,
 )
+from agent_repl.commands.sandbox import sandbox_command
 from agent_repl.transcript.sessions import message_count
 
 if TYPE_CHECKING:
@@ -259,6 +260,7 @@ def default_registry() -> CommandRegistry:
         Command("hooks", "the configured hooks and their last result", hooks_command),
         Command("cost", "tokens and cost of this session", cost_command),
         Command("status", "version, model, endpoint, session, settings and memory files", status_command),
+        Command("sandbox", "the OS sandbox for commands: status, modes, allowed ports", sandbox_command, usage="[on|off|auto|ask|allow-port N|deny-port N]"),
         Command(
             "permissions",
             "list the permission rules; add or remove one",

@@ -56,6 +56,7 @@ async def status_command(ctx: CommandContext, args: str) -> CommandResult:
             ("transcript", str(transcript) if transcript else "(not written yet)"),
             ("working directory", str(session.cwd)),
             ("permission mode", session.permission_mode.value),
+            ("sandbox", session.sandbox.status_line()),
             ("settings files", ", ".join(f"{p}{'' if p.is_file() else ' (none)'}" for p in (user_file, project_file))),
             ("memory files", ", ".join(str(p) for p in memory_files(session.cwd)) or "none (AGENTS.md or CLAUDE.md; /init writes one)"),
         ]

@@ -5,7 +5,9 @@
   changed without asking; otherwise the user sees the diff. "Yes, and don't ask again" switches
   the session to acceptEdits, as Claude Code does; a file outside the project is asked every time;
 - ExitPlanMode: the user approves the plan (then acceptEdits or default) or keeps planning;
-- anything else (Bash) goes through the permission policy's rules and prompt.
+- anything else (Bash) goes through the permission policy's rules and prompt; with the OS
+  sandbox in auto-allow mode, a sandboxed command the parse fully accounts for runs unasked,
+  and a request to run outside the sandbox is always asked (never saved as a rule).
 
 A "no" may carry the user's words for the model. With nobody to ask (print mode), the call is denied.
 
@@ -21,6 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from agent_repl.core.bash_rules import Place
 from agent_repl.core.diffs import FileChange
 from agent_repl.core.permission_mode import PLAN_MODE_REFUSAL, ModeHolder, PermissionMode, denied_text
 from agent_repl.core.permissions import (
@@ -31,6 +34,8 @@ from agent_repl.core.permissions import (
     PermissionRequest,
     as_answer,
 )
+from agent_repl.core.sandbox import Sandbox
+from agent_repl.core.sandbox.auto_allow import auto_allow_problem
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput
 
 EXIT_PLAN_MODE = "ExitPlanMode"
@@ -47,6 +52,7 @@ class Approver:
     policy: PermissionPolicy
     ask: ApprovalCallback | None
     mode: ModeHolder
+    sandbox: Sandbox | None = None
 
     async def approve(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, preview: Any, hook: HookDecision = None, hook_reason: str = ""
@@ -65,6 +71,13 @@ class Approver:
             return self._refused(request, await self._hooked(request, hook, hook_reason))
         if tool.edits_files:
             answer = await self._edit(request, preview)
+        elif request.unsandboxed:
+            if self.sandbox is not None and not self.sandbox.settings.allow_unsandboxed:
+                text = "Not run: commands may not run outside the sandbox here (the setting sandbox.allow_unsandboxed is off)."
+                return _denied(ToolOutput.error(text, summary="denied: outside the sandbox"))
+            answer = await self._unsandboxed(request)
+        elif self._auto_allow_problem(request) is None:
+            return None
         else:
             try:
                 answer = await self.policy.answer(request, self.ask)
@@ -90,7 +103,18 @@ class Approver:
         what = f" with {request.key!r}" if request.key else ""
         text = denied_text(request.tool_name, what, answer.feedback)
         ruled = self.policy.evaluate(request)
-        if not answer.feedback and (ruled.decision is Decision.DENY or self.ask is None):
+        if request.unsandboxed and not answer.feedback:
+            why = (
+                "a run OUTSIDE the sandbox is always asked of the user, and nobody can be asked here"
+                if self.ask is None
+                else "the user did not approve running it OUTSIDE the sandbox"
+            )
+            text = f"{text}\nWhy: {why}."
+        elif not answer.feedback and ruled.decision is not Decision.DENY and self.ask is None and (
+            problem := self._auto_allow_problem(request)
+        ):
+            text = f"{text}\nWhy: the sandbox runs commands unasked, but not this one: {problem}."
+        elif not answer.feedback and (ruled.decision is Decision.DENY or self.ask is None):
             text = f"{text}\nWhy: {ruled.reason}."  # a rule or a refusal decided, not the user: say which
         return _denied(ToolOutput.error(text, summary=f"denied: {request.tool_name}{what}"))
 
@@ -105,6 +129,24 @@ class Approver:
         why = protected or why  # a hook's "allow" never spares the question for a protected path
         answer = await self._ask(replace(request, reason=why or "a PreToolUse hook asks"))
         # Asked because a hook said so: an "always" answer is this once (no rule to save).
+        return Answer(Decision.ALLOW_ONCE, answer.feedback) if answer.decision is Decision.ALLOW_ALWAYS else answer
+
+    def _auto_allow_problem(self, request: PermissionRequest) -> str | None:
+        """Auto-allow mode: None when a sandboxed command may run unasked, else why it is asked
+        ("" when auto-allow does not apply to the call at all)."""
+        if self.sandbox is None or not self.sandbox.auto_allow or request.tool_name != "Bash":
+            return ""
+        if self.policy.deny_rules_say(request).decision is not Decision.ALLOW_ONCE:
+            return ""  # a deny rule applies, or may: the usual path decides
+        cwd = request.cwd or self.policy.roots[0]
+        return auto_allow_problem(request.key, Place(cwd, self.policy.roots or (cwd,)))
+
+    async def _unsandboxed(self, request: PermissionRequest) -> Answer:
+        """The model asks to run a command outside the sandbox: the user decides, every time."""
+        ruled = self.policy.deny_rules_say(request)
+        if ruled.decision is Decision.DENY:
+            return Answer(Decision.DENY)
+        answer = await self._ask(replace(request, reason="the model asks to run this OUTSIDE the sandbox", always_rules=()))
         return Answer(Decision.ALLOW_ONCE, answer.feedback) if answer.decision is Decision.ALLOW_ALWAYS else answer
 
     async def _ask(self, request: PermissionRequest) -> Answer:

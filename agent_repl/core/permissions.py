@@ -62,6 +62,8 @@ class PermissionRequest:
     # Filled in by the policy before it asks: what "always allow" saves (empty: not offered) and why it asks.
     always_rules: tuple[str, ...] = ()
     reason: str = ""
+    # Bash asked to run outside the OS sandbox (`dangerouslyDisableSandbox`): always asked, never saved.
+    unsandboxed: bool = False
 
     def always_rule(self) -> str | None:
         """The rules "always allow" saves, as one line for a dialog; None when it is not offered."""

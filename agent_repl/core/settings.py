@@ -22,6 +22,7 @@ from agent_repl.core.credentials import home_from_env as home_from_env
 from agent_repl.core.hook_config import HooksSettings
 from agent_repl.core.mcp_config import McpServerConfig
 from agent_repl.core.permissions import Rule
+from agent_repl.core.sandbox.policy import SandboxSettings
 from agent_repl.core.thinking_request import Effort, ThinkingDisplay, ThinkingMode
 from agent_repl.core.trust import TrustError, WorkspaceTrust
 
@@ -128,6 +129,8 @@ class Settings(BaseModel):
     # context window (the model then loads schemas through ToolSearch), "always" or "never".
     tool_search: Literal["auto", "always", "never"] = "auto"
     tool_search_share: float = Field(default=0.10, gt=0, le=1)
+    # The OS sandbox for Bash commands (agent_repl.core.sandbox): on where the system offers one.
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
     # The tools a sub-agent (Task) gets when its agent definition names none; unset: Glob, Grep, Read.
     subagent_tools: list[str] | None = None
     # Not from files: the environment and flags only (the user's file may also set api_key).
@@ -199,6 +202,7 @@ FILE_KEYS = {
     "tool_search",
     "tool_search_share",
     "subagent_tools",
+    "sandbox",
 }
 # Keys only the user's own settings file may set: a project's file is shared, and a helper runs code.
 USER_ONLY_KEYS = {"api_key", "api_key_helper"}
@@ -250,6 +254,8 @@ def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
         elif key in ("hooks", "project_hooks") and isinstance(value, dict) and isinstance(merged.get(key), dict):
             # Hooks add up across files, event by event.
             merged[key] = {e: [*merged[key].get(e, []), *value.get(e, [])] for e in {*merged[key], *value}}
+        elif key == "sandbox" and isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = {**merged[key], **value}  # key by key: a project may add a port, not drop the rest
         elif key == "permissions" and isinstance(value, dict) and isinstance(merged.get(key), dict):
             # Rules add up across files; deny beats allow when they are checked.
             merged[key] = {

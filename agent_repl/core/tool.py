@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import DocumentBlock, ImageBlock, TextBlock, ToolReferenceBlock
 from agent_repl.core.permissions import PermissionRequest
+from agent_repl.core.sandbox import Sandbox
 
 
 class FileRedactor(Protocol):
@@ -118,6 +119,8 @@ class ToolContext:
     files: ReadLedger = field(default_factory=ReadLedger)
     # Awaited with a path just before a tool changes that file (the session checkpoints it).
     before_change: Callable[[Path], Awaitable[None]] | None = None
+    # The OS sandbox Bash runs commands in (None: none for this session).
+    sandbox: Sandbox | None = None
 
 
 class Tool:

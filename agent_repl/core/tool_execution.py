@@ -30,6 +30,7 @@ from agent_repl.core.permission_mode import ModeHolder
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy, PermissionRequest
 from agent_repl.core.persisted_output import is_persisted_preview, persist_text
 from agent_repl.core.redaction import SecretRedactor
+from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, ToolPorts
 
 INTERRUPTED_BY_USER = "[Request interrupted by user: the tool call was stopped before it finished]"
@@ -79,6 +80,8 @@ class ToolRuntime:
     hooks: HookRunner | None = None
     # Awaited (in the background) when a permission prompt is about to be shown: Notification hooks.
     notify: Callable[[str, str], Awaitable[None]] | None = None
+    # The OS sandbox for Bash commands, when the session has one.
+    sandbox: Sandbox | None = None
 
     def __post_init__(self) -> None:
         if not self.permissions.roots:  # a policy made without a project works in this one
@@ -141,6 +144,7 @@ async def _run_one(
         scrubbed_env=runtime.scrubbed_env,
         files=runtime.files,
         before_change=runtime.before_change,
+        sandbox=runtime.sandbox,
     )
     said: list[HookOutcome] = []
     fields = {"tool_name": tool.name, "tool_input": tool_use.input, "tool_use_id": tool_use.id}
@@ -153,7 +157,7 @@ async def _run_one(
             return ToolCallOutcome(tool_use, ToolOutput.error(text, summary=f"denied by a hook: {tool.name}"), hooks=said)
     hook = pre.permission if pre is not None and pre.permission in ("allow", "ask") else None
     hook_reason = pre.permission_reason if pre is not None else ""
-    approver = Approver(runtime.permissions, _notifying(runtime), runtime.mode)
+    approver = Approver(runtime.permissions, _notifying(runtime), runtime.mode, runtime.sandbox)
     if not tool.is_read_only:
         try:
             preview = await tool.prepare(parsed, ctx)

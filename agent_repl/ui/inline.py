@@ -464,7 +464,7 @@ async def run_inline(
     )
     if session.messages:
         console.print(f"[dim]resumed {message_count(session.messages)} messages[/]")
-    for notice in session.notices:
+    for notice in [*session.notices, *filter(None, [session.sandbox.notice()])]:
         console.print(f"[yellow]{escape(notice)}[/]")
     pending = first_prompt
     try:

@@ -120,6 +120,8 @@ class Launcher:
             raise LaunchError(str(exc)) from exc
         if session.mcp is not None:
             self.notices.append(session.mcp.summary())
+        if (sandbox_notice := session.sandbox.notice()) is not None:
+            self.notices.append(sandbox_notice)
         return session
 
     async def reopen(self, resume: ResumeSource | None, previous: Session, ask: ApprovalCallback) -> Session:
