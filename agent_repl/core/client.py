@@ -120,6 +120,10 @@ def is_retryable_stream_failure(exc: BaseException) -> bool:
     return module.startswith(("httpx", "httpcore", "h11")) or isinstance(exc, ConnectionError)
 
 
+# Noted on an error raised while a reply was streaming (after the response had begun).
+MID_REPLY = "agent-repl: raised mid-reply"
+
+
 def describe_api_error(exc: BaseException) -> str:
     import anthropic
 
@@ -128,12 +132,15 @@ def describe_api_error(exc: BaseException) -> str:
         error = body.get("error") if isinstance(body.get("error"), dict) else {}
         message = (error or {}).get("message") or str(exc)
         return f"API error {exc.status_code} ({(error or {}).get('type', 'error')}): {message}"
-    if isinstance(exc, anthropic.APITimeoutError):
+    mid_reply = MID_REPLY in getattr(exc, "__notes__", ())
+    if isinstance(exc, anthropic.APIConnectionError) and mid_reply and exc.__cause__ is not None:
+        exc = exc.__cause__  # newer SDKs wrap the transport's error: describe what broke
+    elif isinstance(exc, anthropic.APITimeoutError):
         return "The API did not answer in time (the request timed out)."
-    if isinstance(exc, anthropic.APIConnectionError):
+    elif isinstance(exc, anthropic.APIConnectionError):
         return f"Could not reach the API: {exc}"
     name = type(exc).__name__
-    if type(exc).__module__.startswith(("httpx", "httpcore", "h11")) or isinstance(exc, ConnectionError):
+    if mid_reply or type(exc).__module__.startswith(("httpx", "httpcore", "h11")) or isinstance(exc, ConnectionError):
         # The transport's own errors carry terse or empty messages; say what happened to the reply.
         if "Timeout" in name:
             return f"The API stopped sending mid-reply: no data within the stream idle timeout ({name})."
@@ -188,13 +195,17 @@ class ModelClient:
         betas = request_betas(body)
         manager = sdk.beta.messages.stream(**body, betas=betas) if betas else sdk.messages.stream(**body)
         async with manager as stream:
-            async for event in stream:
-                if raw_events and event.type in RAW_STREAM_EVENTS:
-                    yield StreamEvent(event=event.model_dump(mode="json", exclude_none=True))
-                if event.type == "text":
-                    yield TextDelta(text=event.text)
-                elif event.type == "thinking":
-                    yield ThinkingDelta(text=event.thinking)
+            try:
+                async for event in stream:
+                    if raw_events and event.type in RAW_STREAM_EVENTS:
+                        yield StreamEvent(event=event.model_dump(mode="json", exclude_none=True))
+                    if event.type == "text":
+                        yield TextDelta(text=event.text)
+                    elif event.type == "thinking":
+                        yield ThinkingDelta(text=event.thinking)
+            except Exception as exc:
+                exc.add_note(MID_REPLY)  # the reply had begun: the SDK's error types alone do not say so
+                raise
             final = await stream.get_final_message()
             yield ModelResponse(
                 message_id=final.id,
