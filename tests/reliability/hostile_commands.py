@@ -15,7 +15,8 @@ from __future__ import annotations
 ALLOW_RULES = [
     "Bash(git status:*)", "Bash(echo:*)", "Bash(make test)", "Bash(ls:*)", "Bash(cat:*)", "Bash(grep:*)",
     "Bash(find:*)", "Bash(timeout:*)", "Bash(xargs:*)", "Bash(printf:*)", "Bash(declare:*)", "Bash(sudo apt update)",
-    "Bash(bash -c 'make test')",
+    "Bash(bash -c 'make test')", "Bash(git log:*)", "Bash(git diff:*)", "Bash(git show:*)", "Bash(sort:*)",
+    "Bash(head:*)", "Bash(wc:*)", "Bash(sed:*)", "Bash(tee:*)", "Bash(cp:*)", "Bash(tar:*)", "Bash(rg:*)",
 ]  # fmt: skip
 DENY_RULES = ["Bash(rm:*)", "Bash(curl:*)", "Bash(git push:*)", "Bash(touch:*)"]
 
@@ -413,6 +414,60 @@ CASES: list[tuple[str, str, str, str]] = [
     (r"echo ${x/$(touch P)/y}", Q, D, TOUCH),
     (r"echo ${x:-$'\x60touch P\x60'}", A, A, "$'..' yields text: the decoded backquotes are not run"),
     (r'echo "${x:-"a"}" ${x:-a b c} ${x:-$HOME}', A, A, "operands that only read values"),
+]
+
+WRITES_OUT = "a writing option is a write: outside the project it asks, under any allow rule"
+PROTECTED = "a writing option into a protected path asks, under any rule"
+READS_OUT = "a read-only command naming a file outside the project asks, as Read would"
+CASES += [
+    # --- options that write are writes; reads outside the project are reads -----------------------
+    (r"git log --output=~/.bashrc", Q, Q, WRITES_OUT),
+    (r"git log --output ~/.bashrc", Q, Q, WRITES_OUT),
+    (r"git log --output=.git/config", Q, Q, PROTECTED),
+    (r"git diff --output=/tmp/x", Q, A, WRITES_OUT),
+    (r"git diff --output=.mcp.json", Q, Q, PROTECTED),
+    (r"git show --output=.git/hooks/post-checkout HEAD", Q, Q, PROTECTED),
+    (r"git log --oneline --output=changes.txt", A, A, "a writing option into a file inside the project"),
+    (r"git log -p --ext-diff", Q, A, "--ext-diff runs the program the configuration names"),
+    (r"git diff --textconv", Q, A, "--textconv runs the filter the configuration names"),
+    (r"sort -o ~/.bashrc data.txt", Q, Q, WRITES_OUT),
+    (r"sort -o/tmp/x data.txt", Q, A, WRITES_OUT),
+    (r"sort --output=.envrc data.txt", Q, Q, PROTECTED),
+    (r"sort -o sorted.txt data.txt", A, A, "sort -o into the project"),
+    (r"sort --compress-program=sh data.txt", Q, A, "sort --compress-program runs a program"),
+    (r"sed -i 's/a/b/' ~/.bashrc", Q, Q, "sed -i writes the files it edits: " + WRITES_OUT),
+    (r"sed -i 's/a/b/' .git/config", Q, Q, PROTECTED),
+    (r"sed -i 's/a/b/' src/app.py", A, A, "sed -i inside the project is a write inside the project"),
+    (r"sed '1e touch P' README.md", Q, A, "sed's e command runs a shell command"),
+    (r"sed 's/a/b/w /tmp/out' README.md", Q, A, "the w flag writes a file: " + WRITES_OUT),
+    (r"sed 'r /etc/shadow' README.md", Q, A, "the r command reads a file: " + READS_OUT),
+    (r"echo x | tee ~/.bashrc", Q, Q, "tee writes its operands: " + WRITES_OUT),
+    (r"echo x | tee -a .agent_repl/settings.json", Q, Q, PROTECTED),
+    (r"echo x | tee notes.txt", A, A, "tee into the project"),
+    (r"cp README.md ~/.bashrc", Q, Q, "cp writes its target: " + WRITES_OUT),
+    (r"cp evil.sh .git/hooks/pre-commit", Q, Q, PROTECTED),
+    (r"cp -t ~/.config/autostart evil.desktop", Q, Q, "cp -t names the target folder, where sessions start programs: " + PROTECTED),
+    (r"cp ~/.ssh/id_ed25519 leak.txt", Q, A, "cp reads its sources: " + READS_OUT),
+    (r"cp README.md docs/README.md", A, A, "a copy inside the project"),
+    (r"tar -xf dist.tar -C ~", Q, A, "tar -x -C writes into the folder: " + WRITES_OUT),
+    (r"tar -cf /tmp/x.tar src", Q, A, "tar -c -f writes the archive: " + WRITES_OUT),
+    (r"tar -xf dist.tar --to-command='touch P'", Q, A, "tar --to-command runs a program"),
+    (r"tar -tf dist.tar", A, A, "listing an archive inside the project"),
+    (r"rg TODO --pre ./evil", Q, A, "rg --pre runs a program on every file"),
+    (r"rg TODO ~/.ssh", Q, A, READS_OUT),
+    (r"head ~/.ssh/id_ed25519", Q, A, READS_OUT),
+    (r"head -n 5 /etc/passwd", Q, A, READS_OUT),
+    (r"head ../secret.txt", Q, A, "`..` leaves the project: " + READS_OUT),
+    (r"head -n 5 README.md", A, A, "a read inside the project"),
+    (r"wc -c ~/.ssh/id_ed25519", Q, A, READS_OUT),
+    (r"grep -r key ~/.ssh", Q, A, READS_OUT),
+    (r"grep --file=/home/u/.ssh/id_rsa x README.md", Q, A, "an option's value naming a file is read: " + READS_OUT),
+    (r"grep -f/etc/shadow x README.md", Q, A, "a clustered option's file: " + READS_OUT),
+    (r"ls -la ~/.ssh", Q, A, READS_OUT),
+    (r"ls /", Q, A, READS_OUT),
+    (r"cat README.md ~/.aws/credentials", Q, A, READS_OUT),
+    (r"cat $FILE", Q, A, "the file cat reads is only known at run time"),
+    (r"find ~/.ssh -name '*'", Q, A, "find's start folder is read: " + READS_OUT),
 ]
 
 # --- what "always" saves, and what the saved rule must still refuse ---------------------------------

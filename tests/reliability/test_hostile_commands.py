@@ -145,3 +145,22 @@ def test_always_saves_the_narrowest_rule_and_it_refuses_every_hostile_follow_up(
 
 def test_no_hostile_follow_up_passes_a_rule_that_always_saved():
     assert hostile_follow_ups_approved() == []
+
+
+def test_a_link_inside_the_project_to_a_file_outside_is_a_read_outside(tmp_path):
+    """A prepared repository links `notes` to a secret: reading the link reads outside the project."""
+    project, secret = tmp_path / "project", tmp_path / "secret.key"
+    project.mkdir()
+    secret.write_text("key")
+    (project / "README.md").write_text("hi")
+    (project / "notes").symlink_to(secret)
+    policy = PermissionPolicy.from_rules(["Bash(cat:*)", "Bash(head:*)", "Bash(wc:*)"], [], roots=[project])
+
+    def evaluate(command: str):
+        return policy.evaluate(PermissionRequest("Bash", command, cwd=project))
+
+    assert evaluate("cat README.md").decision is Decision.ALLOW_ONCE
+    for command in ("cat notes", "head -n 1 notes", "cat *", "wc -c ./no*"):
+        asked = evaluate(command)
+        assert asked.decision is None, command
+        assert "outside the project" in asked.reason and "\n" not in asked.reason, asked.reason
