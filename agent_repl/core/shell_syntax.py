@@ -95,19 +95,24 @@ class ShellLine:
             self.uncertain.append(why)
 
 
+def syntax_tree(text: str) -> tuple[Node, bytes]:
+    """tree-sitter's tree of a command line (its root node) and the bytes its offsets count in."""
+    trailing = len(text) - len(text.rstrip("\\"))
+    # Bash keeps a lone backslash at the very end as a character; tree-sitter calls it an error.
+    source = (text + "\\" if trailing % 2 else text).encode("utf-8", "surrogatepass")
+    return _parser().parse(source).root_node, source
+
+
 def parse_line(text: str) -> ShellLine:
     """Walk the whole line; a parse error is a hazard and leaves deny checks uncertain."""
     line = ShellLine(text)
-    trailing = len(text) - len(text.rstrip("\\"))
-    # Bash keeps a lone backslash at the very end as a character; tree-sitter calls it an error.
-    source = text + "\\" if trailing % 2 else text
-    tree = _parser().parse(source.encode("utf-8", "surrogatepass"))
-    if tree.root_node.has_error:
+    root, source = syntax_tree(text)
+    if root.has_error:
         line.complete = False
         line.add_hazard("the shell parser could not read the whole line", uncertain=True)
     if any(ord(c) < 32 and c not in "\t\n" or c == "\x7f" for c in text):
         line.add_hazard("control characters in the command")
-    _Walker(line, source.encode("utf-8", "surrogatepass")).statements(tree.root_node)
+    _Walker(line, source).statements(root)
     return line
 
 

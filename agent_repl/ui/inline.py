@@ -22,6 +22,7 @@ from prompt_toolkit.history import History
 from prompt_toolkit.input.typeahead import store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.keys import Keys
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.padding import Padding
@@ -56,6 +57,15 @@ from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.session import Session
 from agent_repl.transcript.sessions import message_count
 from agent_repl.ui import tool_render
+from agent_repl.ui.command_view import (
+    MAX_NOTES,
+    CommandView,
+    always_label,
+    as_text,
+    command_notes,
+    command_view,
+    model_says,
+)
 from agent_repl.ui.completion import complete
 from agent_repl.ui.editor import open_in_editor
 from agent_repl.ui.pastes import PastedTexts
@@ -272,17 +282,34 @@ async def _ask_permission(
         return await _ask_change(prompt, console, request)
     if isinstance(request.preview, PlanProposal):
         return await _ask_plan(prompt, console, request)
-    question = Text(f"Allow {request.tool_name}: ", style="bold yellow")
-    question.append(show_controls(request.key) or "(no command)", style="")
-    console.print(question)
-    if request.description:
-        console.print(Text("  " + show_controls(request.description), style="dim"))
+    shell = request.tool_name == "Bash"
     rule = request.always_rule()
-    always = f" / [a] always ({show_controls(rule, newlines=False)})" if rule else ""
-    try:
-        answer = await prompt.prompt_async(f"[y] once{always} / [n] deny > ")
-    except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: deny, keep the REPL
-        return Decision.DENY
+    below = [Text(f"  ⚠ {note}", style="red") for note in command_notes(request.key, shell=shell, limit=MAX_NOTES)]
+    if description := model_says(request.description):
+        below.append(Text(f"  {description}", style="dim"))
+    if rule:
+        below.append(Text.assemble("  [a] always allow ", (always_label(request.always_rules, request.key), "bold"),
+                                   " in this project"))  # fmt: skip
+    width = max(20, console.width - 4)
+    # The rows left for the command once the title, the lines below it and the question are printed.
+    room = console.height - 3 - sum(-(-cell_len(line.plain) // console.width) for line in below)
+    view = command_view(request.key or "(no command)", width, max(3, room), shell=shell)
+    console.print(Text(f"Allow {show_controls(request.tool_name)}:", style="bold yellow"))
+    _print_view(console, view)
+    for line in below:
+        console.print(line)
+    more = " / [v] the whole command" if view.hidden_lines else ""
+    question = f"[y] once{' / [a] always' if rule else ''}{more} / [n] deny > "
+    while True:
+        try:
+            answer = await prompt.prompt_async(question)
+        except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: deny, keep the REPL
+            return Decision.DENY
+        if answer.strip().lower()[:1] != "v":
+            break
+        _print_view(console, command_view(request.key, width, None, shell=shell))  # all of it, to scroll back
+        for note in command_notes(request.key, shell=shell):
+            console.print(Text(f"  ⚠ {note}", style="red"))
     choice = answer.strip().lower()[:1]
     if choice == "y":
         return Decision.ALLOW_ONCE
@@ -296,6 +323,11 @@ async def _ask_permission(
                 console.print(f"[dim]always allowing {escape(each)} (saved to {escape(str(path))})[/]")
         return Decision.ALLOW_ALWAYS
     return Decision.DENY
+
+
+def _print_view(console: Console, view: CommandView) -> None:
+    for line in view.lines:
+        console.print(Text("  ").append_text(as_text(line)), no_wrap=True, overflow="crop")
 
 
 async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, settings: Settings) -> Settings:
