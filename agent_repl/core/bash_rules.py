@@ -22,7 +22,7 @@ from pathlib import Path
 from agent_repl.core.command_effects import Effects, Risk, effects, judges_arguments, saves_exact_only
 from agent_repl.core.command_options import GIT_SUBCOMMANDS
 from agent_repl.core.protected_paths import is_protected
-from agent_repl.core.read_access import refusal
+from agent_repl.core.read_access import PathPattern, refusal
 from agent_repl.core.shell_commands import Invocation, invocation
 from agent_repl.core.shell_syntax import Redirect, ShellLine, SimpleCommand, Word, parse_line
 
@@ -125,9 +125,21 @@ class Place:
 
     cwd: Path
     roots: tuple[Path, ...]
+    # The Read rules, which decide a reading command's files outside the roots as they decide Read's.
+    read_allow: tuple[PathPattern, ...] = ()
+    read_deny: tuple[PathPattern, ...] = ()
+    read_anywhere: bool = False
 
     def inside(self, path: Path) -> bool:
         return any(path == root or root in path.parents for root in self.roots)
+
+    def read_problem(self, path: Path, shown: str, name: str) -> str | None:
+        """Why Read would not read `path` (a resolved file) without asking, or None."""
+        if denied := next((rule for rule in self.read_deny if rule.matches(path)), None):
+            return f"{name} reads {shown}, which Read({denied.text}) denies"
+        if self.inside(path) or self.read_anywhere or any(rule.matches(path) for rule in self.read_allow):
+            return None
+        return f"{name} reads {shown}, outside the project"
 
 
 # Where a simple command may end in a line the parser could not read: the fallback for deny rules.
@@ -368,8 +380,10 @@ def _read_problem(path: str | None, name: str, place: Place, changes_dir: bool) 
         refused = refusal(candidate)
         if refused:
             return refused
-        if not place.inside(Path(os.path.realpath(candidate))):
-            return f"{name} reads {path}, outside the project" + (f" (through {candidate})" if candidate != expanded else "")
+        shown = path if candidate == expanded else f"{path} ({candidate})"
+        problem = place.read_problem(Path(os.path.realpath(candidate)), shown, name)
+        if problem:
+            return problem
     return None
 
 

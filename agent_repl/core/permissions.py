@@ -203,7 +203,15 @@ class PermissionPolicy:
 
     def _place(self, request: PermissionRequest) -> Place:
         roots = self.roots or (resolved(request.cwd or Path.cwd()),)
-        return Place(resolved(request.cwd) if request.cwd else roots[0], roots)
+        read_allow = [r for r in self.allow if r.tool == READ_RULE_TOOL]
+        read_deny = [r for r in self.deny if r.tool == READ_RULE_TOOL]
+        return Place(
+            resolved(request.cwd) if request.cwd else roots[0],
+            roots,
+            read_allow=tuple(r.path(roots[0]) for r in read_allow if r.spec is not None),
+            read_deny=tuple(r.path(roots[0]) for r in read_deny if r.spec is not None),
+            read_anywhere=any(r.spec is None for r in read_allow),
+        )
 
     def _evaluate_tool(self, request: PermissionRequest) -> Evaluation:
         """Other tools (Edit, Write ...): a bare rule covers every call, `Tool(path)` the paths it matches."""

@@ -164,3 +164,13 @@ def test_a_link_inside_the_project_to_a_file_outside_is_a_read_outside(tmp_path)
         asked = evaluate(command)
         assert asked.decision is None, command
         assert "outside the project" in asked.reason and "\n" not in asked.reason, asked.reason
+
+
+def test_a_reading_command_follows_the_read_rules():
+    """What Read may read outside the project, `cat` may too; what a Read rule denies is asked."""
+    policy = PermissionPolicy.from_rules(["Bash(cat:*)", "Read(//etc/hosts)"], ["Read(*.env)"], roots=[PROJECT])
+    assert decide(policy, "cat /etc/hosts") == "allow"
+    assert decide(policy, "cat /etc/passwd") == "ask"
+    assert decide(policy, "cat README.md") == "allow"
+    asked = policy.evaluate(PermissionRequest("Bash", "cat config/.env", cwd=PROJECT))
+    assert asked.decision is None and asked.reason == "cat reads config/.env, which Read(*.env) denies"
