@@ -28,7 +28,7 @@ from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import build_system_prompt, session_context
 from agent_repl.core.thinking_prefix import prefix_seed
-from agent_repl.core.thinking_request import request_fields, thinking_on
+from agent_repl.core.thinking_request import chosen_effort, request_fields, thinking_on
 from agent_repl.core.tool import Tool, ToolPorts
 from agent_repl.core.tool_execution import ToolRuntime
 from agent_repl.core.transcript_sink import SessionWriteError, TranscriptSink
@@ -160,9 +160,27 @@ class Session:
             ))
         return self._definitions[1]
 
-    def set_effort(self, effort: str | None) -> None:
-        """Send this effort level on every later request (None: the API's default)."""
-        self.settings = self.settings.model_copy(update={"effort": effort})
+    @property
+    def effort(self) -> str | None:
+        """The effort level this session's requests carry (None: none, the API's default)."""
+        settings = self.settings
+        return chosen_effort(
+            self._model,
+            session_effort=settings.session_effort,
+            model_effort=settings.model_effort,
+            effort=settings.effort,
+            thinking=settings.thinking,
+        )
+
+    def set_effort(self, effort: str | None, *, saved: bool = False) -> None:
+        """`/effort`: this level (or "auto", the API's default) on every later request of this
+        session and of the sub-agents it starts; `saved`: also remembered for this model."""
+        model_effort = dict(self.settings.model_effort)
+        if saved and effort not in (None, "auto"):
+            model_effort[self._model] = effort
+        elif saved:
+            model_effort.pop(self._model, None)
+        self.settings = self.settings.model_copy(update={"session_effort": effort, "model_effort": model_effort})
         self._configure_model()
 
     def turn_off_web_tools(self) -> None:
@@ -211,7 +229,7 @@ class Session:
             thinking_on=thinking_on(info.thinking_default_on, settings.thinking),
             request_fields=request_fields(
                 thinks_by_default=info.thinking_default_on,
-                effort=settings.effort,
+                effort=self.effort,
                 thinking=settings.thinking,
                 display=settings.thinking_display,
             ),

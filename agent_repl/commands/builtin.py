@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_repl.commands.agents import agents_command
+from agent_repl.commands.effort import effort_command
 from agent_repl.commands.hooks import hooks_command
 from agent_repl.commands.mcp import mcp_command
 from agent_repl.commands.project import init_command, memory_command, permissions_command, status_command
@@ -255,6 +256,12 @@ def default_registry() -> CommandRegistry:
         ),
         Command("clear", "start a new session (this one stays resumable)", clear_command, aliases=("new",)),
         Command("model", "show or change the model", model_command, usage="[name]"),
+        Command(
+            "effort",
+            "show or choose how hard the model works",
+            effort_command,
+            usage="[low|medium|high|xhigh|max|auto]",
+        ),
         Command("mcp", "MCP servers, their status and tools", mcp_command),
         Command("agents", "the sub-agent types Task can start", agents_command),
         Command("hooks", "the configured hooks and their last result", hooks_command),

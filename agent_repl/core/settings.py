@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agent_repl.core.credentials import DEFAULT_HOME as DEFAULT_HOME_TEXT
 from agent_repl.core.credentials import credential_names, looks_like_credential, settings_files
@@ -23,7 +23,13 @@ from agent_repl.core.hook_config import HooksSettings
 from agent_repl.core.mcp_config import McpServerConfig
 from agent_repl.core.permissions import Rule
 from agent_repl.core.sandbox.policy import SandboxSettings
-from agent_repl.core.thinking_request import Effort, ThinkingDisplay, ThinkingMode
+from agent_repl.core.thinking_request import (
+    BETWEEN_TOOLS_LEVELS,
+    Effort,
+    SessionEffort,
+    ThinkingDisplay,
+    ThinkingMode,
+)
 from agent_repl.core.trust import TrustError, WorkspaceTrust
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -57,8 +63,12 @@ class Settings(BaseModel):
     # Thinking counts toward it, so a normal turn of a thinking model needs room (a cut reply is
     # retried once with 64K).
     max_output_tokens: int = Field(default=32_000, ge=1)
-    # How hard the model works (`output_config.effort`, also `/effort`); unset: the API's default.
+    # How hard the model works (`output_config.effort`); unset: the API's default.
     effort: Effort | None = None
+    # The level `/effort` saved per model (in the user's settings file); wins over `effort`.
+    model_effort: dict[str, Effort] = Field(default_factory=dict)
+    # Not from files: what `/effort` chose for this session ("auto": the API's default).
+    session_effort: SessionEffort | None = Field(default=None, exclude=True)
     # "between_tools": no up-front thinking, the model thinks only between tool calls (Sonnet 5.5).
     thinking: ThinkingMode = "adaptive"
     # "summarized": ask models that think by default to return their thinking and progress notes
@@ -162,6 +172,12 @@ class Settings(BaseModel):
                 raise ValueError(f"{name!r} is not an environment variable name")
         return names
 
+    @model_validator(mode="after")
+    def _effort_fits_the_thinking_mode(self) -> Settings:
+        if self.thinking == "between_tools" and self.effort is not None and self.effort not in BETWEEN_TOOLS_LEVELS:
+            raise ValueError(f"effort {self.effort} needs up-front thinking; with thinking between_tools use low, medium or high")
+        return self
+
     @field_validator("model")
     @classmethod
     def _model_not_blank(cls, value: str) -> str:
@@ -176,6 +192,7 @@ FILE_KEYS = {
     "fallback_model",
     "max_output_tokens",
     "effort",
+    "model_effort",
     "thinking",
     "thinking_display",
     "context_window",

@@ -17,6 +17,8 @@ from typing import Any, Literal, get_args
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 EFFORT_LEVELS: tuple[str, ...] = get_args(Effort)
+# What `/effort` may choose: a level, or "auto" for the API's own default.
+SessionEffort = Literal["low", "medium", "high", "xhigh", "max", "auto"]
 ThinkingMode = Literal["adaptive", "between_tools"]
 ThinkingDisplay = Literal["summarized", "omitted"]
 
@@ -53,6 +55,26 @@ def effort_problem(model: str, effort: str | None, thinking: ThinkingMode) -> st
     if thinking == "between_tools" and effort not in BETWEEN_TOOLS_LEVELS:
         return f"effort {effort} needs up-front thinking (the setting thinking is between_tools)"
     return None
+
+
+def chosen_effort(
+    model: str,
+    *,
+    session_effort: str | None,
+    model_effort: dict[str, str],
+    effort: str | None,
+    thinking: ThinkingMode,
+) -> str | None:
+    """The effort level to send to `model` (None: send none, the API's default applies).
+
+    First what `/effort` chose this session ("auto": the API's default), then the level `/effort`
+    saved for this model, then the `effort` setting; a level the model does not take is not sent
+    (`/effort` says so)."""
+    if session_effort is not None:
+        chosen = None if session_effort == "auto" else session_effort
+    else:
+        chosen = model_effort.get(model) or effort
+    return chosen if effort_problem(model, chosen, thinking) is None else None
 
 
 def thinking_on(thinks_by_default: bool, thinking: ThinkingMode) -> bool:
