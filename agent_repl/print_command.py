@@ -54,7 +54,7 @@ class LocalCommand:
             return CommandOutcome(name, args, f"/{name} only works in the interactive app", is_error=True)
         known = {m.uuid for m in session.messages}
         holder = SessionHolder(session, _no_switch)
-        result = await self.registry.run(line, CommandContext(holder, self.registry))
+        result = await self.registry.run(line, CommandContext(holder, self.registry, interactive=False))
         boundaries = [
             m for m in session.messages
             if m.uuid not in known and isinstance(m, SystemMessage) and m.subtype == "compact_boundary"

@@ -3,7 +3,8 @@
 As Claude Code 2.1.332 does when run interactively: a level from low to xhigh applies now and is
 saved, for this model, as the default of new sessions (`model_effort` in `<home>/settings.json`);
 `max` applies to this session only; `auto` goes back to the API's own default and forgets the
-saved level. A level the model does not take is refused with the levels it does take.
+saved level. In print mode (`-p "/effort low"`) nothing is saved, as there. A level the model does
+not take is refused with the levels it does take.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ async def effort_command(ctx: CommandContext, args: str) -> CommandResult:
         problem = effort_problem(model, level, session.settings.thinking)
         if problem:
             return TextOutput(problem, level="error")
-    saved = level not in SESSION_ONLY
+    saved = level not in SESSION_ONLY and ctx.interactive
     session.set_effort(level, saved=saved)
     shown = "the API's default" if level == "auto" else level
     if not saved:

@@ -47,6 +47,8 @@ class SessionHolder:
 class CommandContext:
     holder: SessionHolder
     registry: CommandRegistry
+    # False in print mode (`-p "/effort low"`): a choice lasts for that run only, nothing is saved.
+    interactive: bool = True
 
     @property
     def session(self) -> Session:

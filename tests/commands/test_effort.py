@@ -32,11 +32,12 @@ def _session(tmp_path: Path, **settings_fields) -> Session:
     )
 
 
-async def _run(session: Session, line: str) -> TextOutput:
+async def _run(session: Session, line: str, *, interactive: bool = True) -> TextOutput:
     async def opener(resume, previous):  # pragma: no cover - /effort never switches sessions
         raise AssertionError("no switch expected")
 
-    result = await default_registry().run(line, CommandContext(SessionHolder(session, opener), default_registry()))
+    context = CommandContext(SessionHolder(session, opener), default_registry(), interactive=interactive)
+    result = await default_registry().run(line, context)
     assert isinstance(result, TextOutput)
     return result
 
@@ -114,3 +115,11 @@ def test_a_saved_level_wins_over_the_effort_setting_and_is_dropped_for_a_model_t
     assert session.effort == "high"
     session.model = "claude-haiku-4-5"  # takes none
     assert session.effort is None and "output_config" not in _fields(session)
+
+
+async def test_print_mode_saves_nothing(tmp_path):
+    session = _session(tmp_path)
+    done = await _run(session, "/effort low", interactive=False)
+    assert done.text == "effort: low for this session only (not saved)"
+    assert _fields(session)["output_config"] == {"effort": "low"}
+    assert _saved(tmp_path) == {}
