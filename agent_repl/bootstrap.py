@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from agent_repl.context.resume import rebuild_state
 from agent_repl.context.session_memory import MEMORY_FILE_NAME, SessionMemory, extraction_thresholds
 from agent_repl.context.state import PipelineConfig
 from agent_repl.context.thresholds import autocompact_threshold
+from agent_repl.core import safe_git
 from agent_repl.core.client import ModelClient
 from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
 from agent_repl.core.hook_config import held_back_hooks
@@ -69,18 +69,8 @@ class ResumeSource:
 
 
 def git_branch(cwd: Path) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
+    """The branch the transcript's records name ("" outside a repository)."""
+    return safe_git.git_branch(cwd) or ""
 
 
 def held_back_grants(settings: Settings, cwd: Path) -> list[str]:

@@ -9,9 +9,10 @@ at the start of the session, which the transcript keeps and a resume re-sends by
 from __future__ import annotations
 
 import platform
-import subprocess
 from datetime import date
 from pathlib import Path
+
+from agent_repl.core.safe_git import git_branch, git_status
 
 INSTRUCTIONS = """\
 You are agent-repl, a coding assistant working in the user's terminal. You help with software \
@@ -38,22 +39,14 @@ def build_system_prompt(cwd: Path) -> str:
     return f"{INSTRUCTIONS}\n\n{environment_section(cwd)}"
 
 
-def _git(cwd: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def git_summary(cwd: Path, max_status_lines: int = 30) -> str:
-    branch = _git(cwd, "rev-parse", "--abbrev-ref", "HEAD")
+    """The branch and short status, read by git with nothing the repository configures able to run."""
+    branch = git_branch(cwd)
     if branch is None:
         return "Not a git repository."
-    status = _git(cwd, "status", "--short") or ""
-    lines = status.splitlines()
+    lines = git_status(cwd)
+    if lines is None:
+        return f"Git branch: {branch}\nGit status: (unavailable)"
     shown = "\n".join(lines[:max_status_lines]) or "(clean)"
     more = f"\n... and {len(lines) - max_status_lines} more" if len(lines) > max_status_lines else ""
     return f"Git branch: {branch}\nGit status:\n{shown}{more}"

@@ -1,0 +1,121 @@
+"""The git facts of a session's opening context run nothing the repository configures.
+
+`git_summary` (the main session's and every sub-agent's opening context) against a repository
+whose config names a command for every way git runs one by itself, against an environment and
+a home that try to re-enable them, and against a config that never finishes reading. Every git
+call the agent makes on its own behalf goes through `agent_repl.core.safe_git`.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+from agent_repl.core.safe_git import git_environment, run_git
+from agent_repl.core.system_prompt import git_summary, session_context
+
+from .hostile_repo import git, init_repository, markers_in, plant_lazy_fetch, plant_traps
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    init_repository(project)
+    return project
+
+
+def test_a_poisoned_repository_gives_its_facts_and_runs_nothing(repo, tmp_path):
+    markers = tmp_path / "markers"
+    plant_traps(repo, markers)
+    (repo / "src" / "app.py").write_text("print('changed')\n")  # behind the `evil` filter
+    (repo / "new.txt").write_text("untracked\n")
+    index = (repo / ".git" / "index").stat().st_mtime_ns
+    summary = git_summary(repo)
+    assert summary == "Git branch: main\nGit status:\n M src/app.py\n?? new.txt"
+    assert markers_in(markers) == []
+    assert (repo / ".git" / "index").stat().st_mtime_ns == index, "status rewrote the index"
+    assert "Git branch: main" in session_context(repo)
+    assert markers_in(markers) == []
+
+
+def test_the_environment_and_the_home_cannot_turn_a_trap_back_on(repo, tmp_path, monkeypatch):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    trap = tmp_path / "trap.sh"
+    trap.write_text(f"#!/bin/sh\ntouch '{markers}/from-environment'\n")
+    trap.chmod(0o755)
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    for config in (home / ".gitconfig", home / ".config" / "git" / "config"):
+        config.write_text(f"[core]\n\tfsmonitor = {trap}\n\tpager = {trap}\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "file").write_text("x\n")
+    init_repository(other)
+    git(other, "checkout", "-q", "-b", "elsewhere")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'core.fsmonitor'='{trap}'")
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.fsmonitor")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(trap))
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    for name in ("GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_PAGER", "GIT_ASKPASS"):
+        monkeypatch.setenv(name, str(trap))
+    monkeypatch.delenv("GIT_CONFIG_NOSYSTEM", raising=False)
+    (repo / "README.md").write_text("# changed\n")
+    assert git_summary(repo) == "Git branch: main\nGit status:\n M README.md"
+    assert markers_in(markers) == []
+    env = git_environment()
+    assert env["GIT_CONFIG_GLOBAL"] == os.devnull and env["GIT_CONFIG_NOSYSTEM"] == "1"
+    assert not {"GIT_DIR", "GIT_CONFIG_PARAMETERS", "GIT_SSH_COMMAND", "XDG_CONFIG_HOME"} & set(env)
+
+
+def test_a_missing_object_is_never_fetched(repo, tmp_path):
+    markers = tmp_path / "markers"
+    plant_traps(repo, markers)
+    plant_lazy_fetch(repo, markers)
+    assert git_summary(repo) == "Git branch: main\nGit status: (unavailable)"
+    assert markers_in(markers) == []
+
+
+def test_outside_a_repository_and_on_a_config_that_never_ends(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert git_summary(plain) == "Not a git repository."
+    (plain / "file").write_text("x\n")
+    init_repository(plain)
+    os.mkfifo(plain / ".git" / "endless")
+    git(plain, "config", "include.path", "endless")  # reading it blocks until someone writes
+    assert run_git(plain, "rev-parse", "HEAD", timeout=1) is None
+
+
+def _git_invocations(path: Path) -> list[int]:
+    """Lines of `path` that build a git command line: a list or tuple of words starting with
+    "git", or a string starting with "git " given to a call."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.List | ast.Tuple) and len(node.elts) > 1:
+            first = node.elts[0]
+            if isinstance(first, ast.Constant) and first.value == "git":
+                lines.append(node.lineno)
+        if isinstance(node, ast.Call):
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("git "):
+                    lines.append(node.lineno)
+    return lines
+
+
+def test_every_git_call_of_the_agent_goes_through_the_safe_runner():
+    found = {
+        str(path.relative_to(ROOT)): lines
+        for folder in ("agent_repl", "tools")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+        if path.name != "safe_git.py" and "emulator" not in path.parts and (lines := _git_invocations(path))
+    }
+    assert found == {}
+    assert _git_invocations(ROOT / "agent_repl" / "core" / "safe_git.py"), "the scan finds a git command line"
