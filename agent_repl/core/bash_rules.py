@@ -35,7 +35,8 @@ _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]*$")
 # A pattern a reading command is given is expanded to check each file; past this many it is asked.
 _MAX_GLOB = 1000
 # Files a redirection may write or read without being inside the project.
-_DEVICES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero"}
+_DEVICES = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero", "/dev/urandom",
+            "/dev/random"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,9 @@ def allow_problem(line: ShellLine, patterns: Sequence[CommandPattern], place: Pl
     if not line.commands:
         return "there is no command to approve"
     changes_dir = any(c.words and c.words[0].value in ("cd", "pushd", "popd") for c in line.commands)
+    folders = _folders(line, place)
+    if isinstance(folders, str):
+        return folders
     for redirect in line.redirects:
         problem = _redirect_problem(redirect, place, changes_dir)
         if problem:
@@ -209,7 +213,7 @@ def allow_problem(line: ShellLine, patterns: Sequence[CommandPattern], place: Pl
         if problem:
             return problem
         for layer in inv.layers():
-            problem = _files_problem(layer, place, changes_dir)
+            problem = _files_problem(layer, place, changes_dir, folders)
             if problem:
                 return problem
     return None
@@ -250,7 +254,28 @@ def protected_write_problem(line: ShellLine, place: Place) -> str | None:
     return None
 
 
-def _files_problem(layer: Invocation, place: Place, changes_dir: bool) -> str | None:
+def _folders(line: ShellLine, place: Place) -> list[Path] | str:
+    """Every folder the line's commands may run in (the current one, then each `cd`, in turn),
+    or why a relative path in it cannot be placed: a folder outside the project or only known later."""
+    folders, current = [place.cwd], place.cwd
+    for command in line.commands:
+        argv = command.argv
+        if not argv or argv[0] not in ("cd", "pushd", "popd"):
+            continue
+        args = [a for a in argv[1:] if a is None or not a.startswith("-") or a == "-"]
+        if argv[0] != "popd" and not args:
+            return f"{argv[0]} with no folder goes to the home folder, outside the project"
+        if argv[0] == "popd" or args[0] is None or args[0] == "-":
+            return f"{argv[0]} changes to a folder only known when it runs"
+        target = os.path.expanduser(args[0])
+        current = Path(os.path.realpath(current / target))
+        if not place.inside(current):
+            return f"{argv[0]} {args[0]} leaves the project"
+        folders.append(current)
+    return folders
+
+
+def _files_problem(layer: Invocation, place: Place, changes_dir: bool, folders: list[Path]) -> str | None:
     """Files a command writes or reads through its own words, judged like redirections and like Read."""
     found = effects_of(layer)
     for path in [*layer.writes, *(path for _, path in found.writes)]:
@@ -258,7 +283,7 @@ def _files_problem(layer: Invocation, place: Place, changes_dir: bool) -> str | 
         if problem:
             return problem
     for _, path in found.reads:
-        problem = _read_problem(path, layer.name or "the command", place, changes_dir)
+        problem = _read_problem(path, layer.name or "the command", place, folders)
         if problem:
             return problem
     return None
@@ -360,7 +385,7 @@ def _target_problem(target: str | None, raw: str, what: str, place: Place, chang
     return None
 
 
-def _read_problem(path: str | None, name: str, place: Place, changes_dir: bool) -> str | None:
+def _read_problem(path: str | None, name: str, place: Place, folders: list[Path], shown: str = "") -> str | None:
     """Why a file a command reads keeps a rule from approving it: as Read, outside the project asks."""
     if path is None:
         return f"{name} reads a file only known when it runs"
@@ -368,9 +393,9 @@ def _read_problem(path: str | None, name: str, place: Place, changes_dir: bool) 
         return None
     expanded = os.path.expanduser(path) if path.startswith("~") else path
     if not os.path.isabs(expanded):
-        if changes_dir:
-            return f"{name} reads {path} after a change of directory"
-        expanded = os.path.join(place.cwd, expanded)
+        # Relative to each folder the line may be in by then.
+        return next(filter(None, (_read_problem(os.path.join(f, expanded), name, place, [f], shown or path)
+                                  for f in folders)), None)  # fmt: skip
     candidates = [expanded]
     if _GLOB.search(path):
         candidates = list(itertools.islice(glob.iglob(expanded), _MAX_GLOB + 1)) or [expanded]
@@ -380,8 +405,9 @@ def _read_problem(path: str | None, name: str, place: Place, changes_dir: bool) 
         refused = refusal(candidate)
         if refused:
             return refused
-        shown = path if candidate == expanded else f"{path} ({candidate})"
-        problem = place.read_problem(Path(os.path.realpath(candidate)), shown, name)
+        named = shown or path
+        problem = place.read_problem(Path(os.path.realpath(candidate)), named if candidate == expanded else
+                                     f"{named} ({candidate})", name)  # fmt: skip
         if problem:
             return problem
     return None

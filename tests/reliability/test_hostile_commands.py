@@ -174,3 +174,20 @@ def test_a_reading_command_follows_the_read_rules():
     assert decide(policy, "cat README.md") == "allow"
     asked = policy.evaluate(PermissionRequest("Bash", "cat config/.env", cwd=PROJECT))
     assert asked.decision is None and asked.reason == "cat reads config/.env, which Read(*.env) denies"
+
+
+@pytest.mark.parametrize("command, expected, reason", [
+    ("cd src && cat notes.txt", "allow", None),
+    ("cd src && cat ../../secret", "ask", "cat reads ../../secret, outside the project"),
+    ("cd src && cd ../.. && ls", "ask", "cd ../.. leaves the project"),
+    ("cd && ls", "ask", "cd with no folder goes to the home folder, outside the project"),
+    ("cd $D && cat x", "ask", "cd changes to a folder only known when it runs"),
+    ("head -c 16 /dev/urandom", "allow", None),
+])  # fmt: skip
+def test_a_relative_read_is_placed_in_every_folder_the_line_changes_to(command, expected, reason):
+    policy = PermissionPolicy.from_rules(["Bash(cd:*)", "Bash(cat:*)", "Bash(ls:*)", "Bash(head:*)"], [],
+                                         roots=[PROJECT])  # fmt: skip
+    evaluation = policy.evaluate(PermissionRequest("Bash", command, cwd=PROJECT))
+    assert NAMES[evaluation.decision] == expected
+    if reason:
+        assert evaluation.reason == reason
