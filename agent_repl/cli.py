@@ -51,6 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-output-budget", type=int, default=None, metavar="TOKENS",
                         help='an output token budget for each turn (a prompt may say "+500k" instead)')
     parser.add_argument("--model", default=None)
+    parser.add_argument("--fallback-model", default=None, metavar="MODEL",
+                        help="the model to try when the model is overloaded, or once when it declines a request")
     parser.add_argument("-c", "--continue", dest="continue_latest", action="store_true",
                         help="continue this project's latest session")
     parser.add_argument("-r", "--resume", nargs="?", const="", default=None, metavar="ID|PATH",
@@ -126,6 +128,7 @@ def prepare_launch(
             env={**os.environ, **(credentials or {})},
             overrides={
                 "model": args.model,
+                "fallback_model": args.fallback_model,
                 "skip_permissions": args.dangerously_skip_permissions or None,
                 "permission_mode": mode,
                 "max_output_budget": args.max_output_budget,

@@ -38,6 +38,7 @@ RetryTransition = Literal[
     "max_output_tokens_escalate",
     "web_tools_off_retry",
     "fallback_model",
+    "refusal_fallback",
 ]
 # The model wanted to end its turn and was sent back.
 SentBackTransition = Literal["stop_hook_blocking", "token_budget_continuation"]

@@ -8,7 +8,8 @@ compact first (`Compact`) or end the turn without sending (`Block`); streams one
 - `Retry`: the same request again. A failed request goes through recovery
   (agent_repl.core.loop_recovery: `collapse_drain_retry`, `reactive_compact_retry`,
   `stream_retry`, `web_tools_off_retry`, `fallback_model`); a reply cut at max tokens is withheld
-  and sent again with a higher cap once (`max_output_tokens_escalate`).
+  and sent again with a higher cap once (`max_output_tokens_escalate`); a refused request goes
+  once to the fallback model, when one is set (`refusal_fallback`).
 - `Continue`: round again with what the pass added: the tool results (`tool_results`), a paused
   server-tool turn (`pause_turn`), a nudge to go on after a cut reply
   (`max_output_tokens_recovery`, at most 3 times), a Stop hook that sent the model back
@@ -48,6 +49,7 @@ from agent_repl.core.loop_reply import (
     budget_nudge,
     complete_content,
     notices,
+    refusal_text,
     refused,
     run_tools,
     store_reply,
@@ -278,10 +280,20 @@ async def _after_reply(
 ) -> AsyncIterator[AgentEvent]:
     """Where the kept reply leads: its tool calls run and the loop goes round, or the turn ends."""
     if response.stop_reason == "refusal":
+        fallback = session.settings.fallback_model
+        if fallback and state.refusal_fallback is None and response.model != fallback:
+            # Once per refused request: the same request on the fallback model (the refused reply
+            # stays in the history, out of the model's view).
+            state.refusal_fallback = fallback
+            async for event in warn(session, f"{refusal_text(response)} Trying the request once on {fallback}."):
+                yield event
+            out.decide(Retry("refusal_fallback"))
+            return
         async for event in refused(session, response):
             yield event
         out.decide(End("refusal"))
         return
+    state.refusal_fallback = None
     if response.stop_reason == "pause_turn":
         # A server-tool loop paused: its content goes back as is and the model carries on.
         state.pause_continuations += 1

@@ -66,15 +66,20 @@ async def store_reply(
             yield ToolUseStarted(tool_use_id=block.id, name=block.name, input=block.input)
 
 
-async def refused(session: TurnSession, response: ModelResponse) -> AsyncIterator[AgentEvent]:
-    """A refusal is shown as one; the refused reply stays in the history but leaves the model's view."""
+def refusal_text(response: ModelResponse) -> str:
     details = response.stop_details or {}
     category = details.get("category")
     explanation = details.get("explanation")
-    text = "The model declined to answer this request"
+    text = f"{response.model} declined to answer this request" if response.model else "The model declined to answer this request"
     text += f" (category: {category})." if category else "."
     if explanation:
         text += f" {explanation}"
+    return text
+
+
+async def refused(session: TurnSession, response: ModelResponse) -> AsyncIterator[AgentEvent]:
+    """A refusal is shown as one; the refused reply stays in the history but leaves the model's view."""
+    text = refusal_text(response)
     async for event in warn(session, text):
         yield event
     yield ErrorEvent(message=text, recoverable=True)

@@ -66,7 +66,7 @@ async def sleep_or_interrupt(seconds: float, cancelled: asyncio.Event) -> None:
 
 
 def request_body(session: TurnSession, state: State, projection: Projection) -> dict[str, Any]:
-    return build_request(
+    body = build_request(
         model=session.model,
         # Never above what the model can write (a model the table lacks may allow less).
         max_tokens=min(
@@ -79,6 +79,22 @@ def request_body(session: TurnSession, state: State, projection: Projection) -> 
         extra=projection.body_extras,
         cache=projection.cache,
     )
+    if state.refusal_fallback is not None and state.refusal_fallback != session.model:
+        body = for_fallback(body, state.refusal_fallback)
+    return body
+
+
+def for_fallback(body: dict[str, Any], model: str) -> dict[str, Any]:
+    """The refused request as the fallback model gets it: the same request on another model, as
+    the refusal docs describe. Only what the fallback cannot take changes: its output cap, and
+    the lowest thinking setting of the refusing model (`between_tools`), sent as thinking off."""
+    from agent_repl.core.models import model_info
+
+    out = {**body, "model": model, "max_tokens": min(body["max_tokens"], model_info(model).max_output_tokens)}
+    thinking = out.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") == "between_tools":
+        out["thinking"] = {"type": "disabled"}
+    return out
 
 
 @step

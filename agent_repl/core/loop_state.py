@@ -76,6 +76,8 @@ class State:
     # How many times Stop hooks sent the model back this turn (the next run gets `stop_hook_active`).
     stop_hook_blocks: int = 0
     budget: TokenBudget | None = None
+    # The fallback model the refused request is sent to once (`fallback_model`); None otherwise.
+    refusal_fallback: str | None = None
 
 
 class Step(Generic[R]):

@@ -124,6 +124,16 @@ def test_a_retry_on_a_fallback_model_gets_the_same_step() -> None:
     assert engine.respond(again).content == first["content"]
 
 
+def test_a_refused_request_sent_to_another_model_takes_the_next_step() -> None:
+    policy = ScriptPolicy({"steps": [{"text": "No.", "stop_reason": "refusal"}, {"text": "Sure."}]})
+    engine = make_engine(policy)
+    history: list[dict[str, Any]] = [{"role": "user", "content": "What is here?"}]
+    assert ask(engine, history)["stop_reason"] == "refusal"
+    assert ask(engine, history)["stop_reason"] == "refusal"  # the same model again: the same step
+    fallback = engine.prepare({**body(history), "model": "claude-opus-4-5"}, api_key="k", betas=set(), request_index=2)
+    assert engine.respond(fallback).content == [{"type": "text", "text": "Sure."}]
+
+
 def test_tool_use_ids_are_deterministic_and_valid() -> None:
     first = ScriptPolicy(SCENARIO).step_reply(0).content[1]["id"]
     again = ScriptPolicy(json.loads(json.dumps(SCENARIO))).step_reply(0).content[1]["id"]

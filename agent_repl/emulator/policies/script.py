@@ -13,7 +13,9 @@ was written before the refusal), `pause_turn`, `max_tokens`, `model_context_wind
 
 The cursor advances only when a response completes, and a request the model would see
 identically to one already answered gets that same step again, so a retry neither skips nor
-repeats a step. Tool_use ids derive from the scenario, the step and the tool's index.
+repeats a step (on another model too), except after a refusal: the refused request sent to
+another model (a fallback) is a new request and takes the next step. Tool_use ids derive from
+the scenario, the step and the tool's index.
 Compaction and memory requests are answered by the summary module and use no step.
 """
 
@@ -143,6 +145,8 @@ class ScriptPolicy:
         self._cursor = 0
         self._memo: dict[str, int] = {}
         self._in_flight: dict[str, int] = {}
+        # Requests whose step was a refusal, and the model that refused.
+        self._refused: dict[str, str] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -169,6 +173,7 @@ class ScriptPolicy:
             self._cursor = 0
             self._memo.clear()
             self._in_flight.clear()
+            self._refused.clear()
 
     @property
     def cursor(self) -> int:
@@ -181,6 +186,12 @@ class ScriptPolicy:
         first = _first_user_text(request.body)
         return next((agent for prompt, agent in self._agents if prompt in first), None)
 
+    def _key(self, request: PolicyRequest) -> str:
+        key = _request_key(request)
+        model = str(request.body.get("model"))
+        refused_by = self._refused.get(key)
+        return key if refused_by is None or refused_by == model else f"{key}\x1f{model}"
+
     def reply(self, request: PolicyRequest) -> Reply:
         kind = summary.request_kind(request.body)
         if kind is not None:
@@ -188,8 +199,8 @@ class ScriptPolicy:
         agent = self._agent_for(request)
         if agent is not None:
             return agent.reply(request)
-        key = _request_key(request)
         with self._lock:
+            key = self._key(request)
             step = self._memo.get(key)
             if step is None:
                 step = self._in_flight.setdefault(key, self._cursor)
@@ -202,8 +213,10 @@ class ScriptPolicy:
         if agent is not None:
             agent.completed(request, reply)
             return
-        key = _request_key(request)
         with self._lock:
+            key = self._key(request)
+            if reply.stop_reason == "refusal":
+                self._refused.setdefault(key, str(request.body.get("model")))
             if key in self._memo:
                 return
             step = self._in_flight.pop(key, self._cursor)
