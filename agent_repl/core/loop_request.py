@@ -80,20 +80,38 @@ def request_body(session: TurnSession, state: State, projection: Projection) -> 
         cache=projection.cache,
     )
     if state.refusal_fallback is not None and state.refusal_fallback != session.model:
-        body = for_fallback(body, state.refusal_fallback)
+        body = for_fallback(body, state.refusal_fallback, session.settings)
     return body
 
 
-def for_fallback(body: dict[str, Any], model: str) -> dict[str, Any]:
+def for_fallback(body: dict[str, Any], model: str, settings: Any) -> dict[str, Any]:
     """The refused request as the fallback model gets it: the same request on another model, as
-    the refusal docs describe. Only what the fallback cannot take changes: its output cap, and
-    the lowest thinking setting of the refusing model (`between_tools`), sent as thinking off."""
+    the refusal docs describe. Only what the fallback takes differently is rebuilt for it: its
+    output cap, the thinking and effort fields (`thinking_request`, for its model: no effort it
+    does not take), and no clearing of thinking where it does not think up front."""
     from agent_repl.core.models import model_info
+    from agent_repl.core.thinking_request import effort_problem, request_fields, thinking_on
 
-    out = {**body, "model": model, "max_tokens": min(body["max_tokens"], model_info(model).max_output_tokens)}
-    thinking = out.get("thinking")
-    if isinstance(thinking, dict) and thinking.get("type") == "between_tools":
-        out["thinking"] = {"type": "disabled"}
+    info = model_info(model)
+    out = {k: v for k, v in body.items() if k not in ("thinking", "output_config")}
+    out["model"] = model
+    out["max_tokens"] = min(body["max_tokens"], info.max_output_tokens)
+    effort = None if effort_problem(model, settings.effort, settings.thinking) else settings.effort
+    out.update(
+        request_fields(
+            thinks_by_default=info.thinking_default_on,
+            effort=effort,
+            thinking=settings.thinking,
+            display=settings.thinking_display,
+        )
+    )
+    management = out.get("context_management")
+    if isinstance(management, dict) and not thinking_on(info.thinking_default_on, settings.thinking):
+        edits = [e for e in management.get("edits") or [] if e.get("type") != "clear_thinking_20251015"]
+        if edits:
+            out["context_management"] = {**management, "edits": edits}
+        else:
+            out.pop("context_management")
     return out
 
 

@@ -1,30 +1,39 @@
-"""The refused request as the fallback model gets it: the same body on another model, with only
-what that model cannot take changed."""
+"""The refused request as the fallback model gets it: the same body on another model, with its
+thinking, effort and output cap rebuilt for that model."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 from agent_repl.core.loop_request import for_fallback
 from agent_repl.core.models import model_info
 
+CLEAR = {"edits": [{"type": "clear_thinking_20251015"}, {"type": "clear_tool_uses_20250919"}]}
 BODY = {
     "model": "claude-sonnet-5-5",
     "max_tokens": 128_000,
     "system": [{"type": "text", "text": "Be terse."}],
     "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
-    "thinking": {"type": "between_tools"},
+    "thinking": {"type": "adaptive", "display": "summarized"},
+    "output_config": {"effort": "xhigh"},
+    "context_management": CLEAR,
 }
+SETTINGS = SimpleNamespace(effort="xhigh", thinking="adaptive", thinking_display="summarized")
 
 
-def test_the_fallback_gets_the_same_messages_its_own_output_cap_and_thinking_off_for_between_tools() -> None:
-    body = for_fallback(BODY, "claude-sonnet-4-5")
+def test_a_fallback_that_does_not_think_by_default_gets_no_thinking_no_effort_it_lacks_and_its_own_cap() -> None:
+    body = for_fallback(BODY, "claude-sonnet-4-5", SETTINGS)
     assert body["model"] == "claude-sonnet-4-5"
-    assert body["max_tokens"] == min(128_000, model_info("claude-sonnet-4-5").max_output_tokens) < 128_000
+    assert body["max_tokens"] == model_info("claude-sonnet-4-5").max_output_tokens < 128_000
     assert body["messages"] == BODY["messages"] and body["system"] == BODY["system"]
-    assert body["thinking"] == {"type": "disabled"}
-    assert BODY["model"] == "claude-sonnet-5-5"  # the original body is left as it was
+    assert "thinking" not in body and "output_config" not in body
+    assert body["context_management"] == {"edits": [{"type": "clear_tool_uses_20250919"}]}
+    assert BODY["model"] == "claude-sonnet-5-5" and BODY["context_management"] == CLEAR  # left as it was
 
 
-def test_other_thinking_settings_go_as_they_are() -> None:
-    adaptive = {**BODY, "thinking": {"type": "adaptive", "display": "summarized"}, "max_tokens": 1000}
-    body = for_fallback(adaptive, "claude-opus-4-5")
-    assert body["thinking"] == adaptive["thinking"] and body["max_tokens"] == 1000
+def test_a_fallback_that_thinks_by_default_keeps_the_thinking_fields() -> None:
+    info = model_info("claude-opus-5")
+    assert info.thinking_default_on
+    body = for_fallback(BODY, "claude-opus-5", SimpleNamespace(effort="high", thinking="adaptive", thinking_display="summarized"))
+    assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
+    assert body["output_config"] == {"effort": "high"} and body["context_management"] == CLEAR
