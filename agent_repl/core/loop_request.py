@@ -90,13 +90,19 @@ def for_fallback(body: dict[str, Any], model: str, settings: Any) -> dict[str, A
     output cap, the thinking and effort fields (`thinking_request`, for its model: no effort it
     does not take), and no clearing of thinking where it does not think up front."""
     from agent_repl.core.models import model_info
-    from agent_repl.core.thinking_request import effort_problem, request_fields, thinking_on
+    from agent_repl.core.thinking_request import chosen_effort, request_fields, thinking_on
 
     info = model_info(model)
     out = {k: v for k, v in body.items() if k not in ("thinking", "output_config")}
     out["model"] = model
     out["max_tokens"] = min(body["max_tokens"], info.max_output_tokens)
-    effort = None if effort_problem(model, settings.effort, settings.thinking) else settings.effort
+    effort = chosen_effort(
+        model,
+        session_effort=settings.session_effort,
+        model_effort=settings.model_effort,
+        effort=settings.effort,
+        thinking=settings.thinking,
+    )
     out.update(
         request_fields(
             thinks_by_default=info.thinking_default_on,

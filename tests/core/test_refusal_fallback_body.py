@@ -18,7 +18,13 @@ BODY = {
     "output_config": {"effort": "xhigh"},
     "context_management": CLEAR,
 }
-SETTINGS = SimpleNamespace(effort="xhigh", thinking="adaptive", thinking_display="summarized")
+
+def settings(**fields: object) -> SimpleNamespace:
+    base = {"effort": "xhigh", "thinking": "adaptive", "thinking_display": "summarized", "session_effort": None, "model_effort": {}}
+    return SimpleNamespace(**{**base, **fields})
+
+
+SETTINGS = settings()
 
 
 def test_a_fallback_that_does_not_think_by_default_gets_no_thinking_no_effort_it_lacks_and_its_own_cap() -> None:
@@ -34,6 +40,9 @@ def test_a_fallback_that_does_not_think_by_default_gets_no_thinking_no_effort_it
 def test_a_fallback_that_thinks_by_default_keeps_the_thinking_fields() -> None:
     info = model_info("claude-opus-5")
     assert info.thinking_default_on
-    body = for_fallback(BODY, "claude-opus-5", SimpleNamespace(effort="high", thinking="adaptive", thinking_display="summarized"))
+    body = for_fallback(BODY, "claude-opus-5", settings(effort="high"))
     assert body["thinking"] == {"type": "adaptive", "display": "summarized"}
     assert body["output_config"] == {"effort": "high"} and body["context_management"] == CLEAR
+    # The level /effort saved for the fallback model is the one it gets.
+    saved = for_fallback(BODY, "claude-opus-5", settings(effort="high", model_effort={"claude-opus-5": "low"}))
+    assert saved["output_config"] == {"effort": "low"}
