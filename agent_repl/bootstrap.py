@@ -44,7 +44,12 @@ from agent_repl.mcp.config import held_back_servers, project_servers_trusted
 from agent_repl.mcp.manager import McpManager
 from agent_repl.session import Session
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
-from agent_repl.transcript.fork_files import copy_session_files, point_to_copies
+from agent_repl.transcript.fork_files import (
+    copy_session_files,
+    point_to_copies,
+    preview_rewriter,
+    record_pointing_to_copies,
+)
 from agent_repl.transcript.loader import LoadedSession, load_session
 from agent_repl.transcript.lock import SessionLock, holder_pid
 from agent_repl.transcript.paths import SessionPaths, project_dir
@@ -144,8 +149,10 @@ async def open_session(
         # Fork: copy the history (and our own records) into a file of our own, so it is ours from here on,
         # with the folder's outputs and compaction records, which the history's previews name.
         copied = await asyncio.to_thread(copy_session_files, resume.path, writer.path, redactor.text)
-        point_to_copies(history, resume.path, writer.path, copied)
+        rewrite = preview_rewriter(resume.path, writer.path, copied)
+        point_to_copies(history, rewrite)
         await writer.append_history(history)
+        resume.loaded.side_records = [record_pointing_to_copies(r, rewrite) for r in resume.loaded.side_records]
         for record in resume.loaded.side_records:
             if isinstance(record, SideRecord):
                 await writer.append_record(record)

@@ -10,7 +10,8 @@ A session's folder (`<session>/` beside `<session>.jsonl`) holds, besides sub-ag
 A fork copies both into its own folder, so nothing it shows the model points into the original
 folder, and a later cleanup of the original cannot take the outputs away. In the conversation,
 the one rewrite is the path inside a `<persisted-output>` block that names a copied file: it now
-names the copy. Nothing else in the history changes.
+names the copy (in tool results, and in our `content-replacement` records, whose replacement is
+such a block). Nothing else changes.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from agent_repl.core.messages import Message, TextBlock, ToolResultBlock, UserMessage
 from agent_repl.core.persisted_output import PERSISTED_OUTPUT_CLOSING_TAG, PERSISTED_OUTPUT_TAG
 from agent_repl.transcript.paths import ensure_private_dir
+from agent_repl.transcript.records import ContentReplacementRecord
 
+R = TypeVar("R")
 TOOL_RESULTS = "tool-results"
 COMPACTION_FILES = "agent-acompact-*"
 
@@ -58,11 +62,11 @@ def _copy(path: Path, directory: Path, redact: Callable[[str], str]) -> bool:
     return True
 
 
-def point_to_copies(history: list[Message], source: Path, target: Path, copied: list[str]) -> None:
-    """In place: inside each `<persisted-output>` block, a path ending in
+def preview_rewriter(source: Path, target: Path, copied: list[str]) -> Callable[[str], str]:
+    """Text -> the same text where, inside each `<persisted-output>` block, a path ending in
     `<source session>/tool-results/<a copied file>` names the target's copy instead."""
     if not copied:
-        return
+        return lambda text: text
     names = "|".join(re.escape(name) for name in copied)
     # Whatever folder the source was written in (it may have moved since): its last two parts.
     path = re.compile(rf"\S*/{re.escape(session_folder(source).name)}/{TOOL_RESULTS}/({names})(?=\s|$)")
@@ -77,6 +81,11 @@ def point_to_copies(history: list[Message], source: Path, target: Path, copied: 
             parts[i] = path.sub(lambda m: str(new_folder / m.group(1)), inside) + closing + rest
         return PERSISTED_OUTPUT_TAG.join(parts)
 
+    return rewrite
+
+
+def point_to_copies(history: list[Message], rewrite: Callable[[str], str]) -> None:
+    """In place: every tool result's text through `rewrite` (a `preview_rewriter`)."""
     for message in history:
         if not isinstance(message, UserMessage) or isinstance(message.content, str):
             continue
@@ -89,3 +98,10 @@ def point_to_copies(history: list[Message], source: Path, target: Path, copied: 
                 for part in block.content:
                     if isinstance(part, TextBlock):
                         part.text = rewrite(part.text)
+
+
+def record_pointing_to_copies(record: R, rewrite: Callable[[str], str]) -> R:
+    """A `content-replacement` record whose replacement names the copies; any other record as it is."""
+    if isinstance(record, ContentReplacementRecord):
+        return record.model_copy(update={"replacement": rewrite(record.replacement)})  # type: ignore[return-value]
+    return record

@@ -32,7 +32,7 @@ from typing import Any
 
 from agent_repl.emulator.policies.base import strip_id_tag
 
-from .conftest import agent_env, run_agent, transcript_files
+from .conftest import agent_env, read_records, run_agent, transcript_files
 
 FIXTURE = Path(__file__).resolve().parents[1] / "transcript" / "fixtures" / "cc_2.1.332_compact"
 SESSION_ID = "ac7462df-3819-4b68-9505-686fb6944771"
@@ -116,3 +116,37 @@ def test_resuming_a_claude_code_2_1_332_session_sends_what_claude_code_sends(emu
     # 15 messages, the carried-over tool call and its result right after the summary.
     assert len(ours) == 15
     assert ours[1]["blocks"][0]["tool_use"] == ours[2]["blocks"][0]["tool_result"] == "toolu_017rQacSVzKpS1hNIHDjOR1W"
+
+
+def test_a_fork_of_our_own_session_points_its_previews_at_its_own_copies(emulator, project, home, tmp_path):
+    emulated = emulator([
+        {"tools": [{"name": "Bash", "input": {"command": "seq 1 40000"}}]},
+        {"text": "Printed."},
+        {"text": "Still here."},
+    ])
+    env = agent_env(emulated, home)
+    first = run_agent(["-p", "count", "--output-format", "json", "--allowed-tools", "Bash"], cwd=project, env=env)
+    assert first.returncode == 0, first.stderr
+    [original] = transcript_files(home)
+    [saved] = (original.with_suffix("") / "tool-results").iterdir()
+    # The file moves out of the session store: resuming it by path forks it.
+    moved = tmp_path / "elsewhere" / original.name
+    shutil.copytree(original.with_suffix(""), moved.with_suffix(""))
+    moved.write_bytes(original.read_bytes())
+    done = run_agent(["--resume", str(moved), "-p", "go on", "--output-format", "json"], cwd=project, env=env)
+    assert done.returncode == 0, done.stderr
+    fork = next(p for p in transcript_files(home) if p != original)
+    copy = fork.with_suffix("") / "tool-results" / saved.name
+    assert copy.read_bytes() == saved.read_bytes()
+    [preview] = [
+        b["content"] if isinstance(b["content"], str) else b["content"][0]["text"]
+        for m in emulated.bodies()[-1]["messages"] if isinstance(m["content"], list)
+        for b in m["content"] if b["type"] == "tool_result"
+    ]
+    assert "<persisted-output>\nOutput too large" in preview and str(copy) in preview
+    assert str(original.with_suffix("")) not in preview and str(moved.with_suffix("")) not in preview
+    # The fork's transcript sends the same bytes when it is resumed; the structured copy of the
+    # result (`toolUseResult`, never sent) is kept as it was written.
+    [record] = [r for r in read_records(fork) if r["type"] == "user" and "toolUseResult" in r]
+    assert record["message"]["content"][0]["content"] == strip_id_tag(preview)
+    assert str(original.with_suffix("")) in record["toolUseResult"]["persistedOutputPath"]

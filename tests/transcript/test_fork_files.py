@@ -4,7 +4,13 @@
 from __future__ import annotations
 
 from agent_repl.core.messages import TextBlock, ToolResultBlock, UserMessage
-from agent_repl.transcript.fork_files import copy_session_files, point_to_copies
+from agent_repl.transcript.fork_files import (
+    copy_session_files,
+    point_to_copies,
+    preview_rewriter,
+    record_pointing_to_copies,
+)
+from agent_repl.transcript.records import ContentReplacementRecord, SnipRecord
 
 
 def _preview(path: str) -> str:
@@ -31,7 +37,8 @@ def test_the_outputs_and_compaction_records_are_copied_and_only_the_preview_path
     ]
 
     copied = copy_session_files(source, target, lambda text: text)
-    point_to_copies(history, source, target, copied)
+    rewrite = preview_rewriter(source, target, copied)
+    point_to_copies(history, rewrite)
 
     assert copied == ["b1.txt"]
     copy = target.with_suffix("") / "tool-results" / "b1.txt"
@@ -58,3 +65,17 @@ def test_copies_are_redacted_like_the_rest_of_the_fork(tmp_path):
 def test_a_session_without_a_folder_copies_nothing(tmp_path):
     assert copy_session_files(tmp_path / "s1.jsonl", tmp_path / "s2.jsonl", lambda text: text) == []
     assert not (tmp_path / "s2").exists()
+
+
+def test_our_content_replacement_records_name_the_copies_too(tmp_path):
+    source, target = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"
+    (source.with_suffix("") / "tool-results").mkdir(parents=True)
+    (source.with_suffix("") / "tool-results" / "toolu_1.txt").write_text("big\n")
+    rewrite = preview_rewriter(source, target, copy_session_files(source, target, lambda text: text))
+    original = str(source.with_suffix("") / "tool-results" / "toolu_1.txt")
+    record = ContentReplacementRecord(tool_use_id="toolu_1", replacement=_preview(original))
+    moved = record_pointing_to_copies(record, rewrite)
+    assert moved.replacement == _preview(str(target.with_suffix("") / "tool-results" / "toolu_1.txt"))
+    assert record.replacement == _preview(original)  # a copy; the loaded record is untouched
+    snip = SnipRecord(uuids=["u1"], source="user")
+    assert record_pointing_to_copies(snip, rewrite) is snip
