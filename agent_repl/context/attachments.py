@@ -6,15 +6,27 @@ opened the session and the state of its plan, so they are re-injected as meta me
 recently read or edited files, 5K tokens each and 50K in all, read from disk as they are now; the
 todo list and the last approved plan in full. They are history entries like any other, so a
 resume re-sends the recorded text, never a fresh read.
+
+Only a file whose Read, Edit or Write was allowed and succeeded is read again, and only if Read
+would be allowed to read it now without asking (inside the project or an added folder, or under
+a Read rule; never /proc or another refused file, nor a file other programs take commands or
+grants from), checked again on the file actually opened. A refused or failed call brings
+nothing back: the model named that path, nobody gave it the file.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent_repl.context.call_outcomes import succeeded_calls
 from agent_repl.context.state import PipelineState
 from agent_repl.core.messages import AssistantMessage, Message, UserMessage
+from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
+from agent_repl.core.protected_paths import protected_reason
+from agent_repl.core.read_access import opened_refusal
 
 # Tools whose `file_path` the model worked on: what it read and what it changed.
 FILE_TOOLS = frozenset({"Read", "Edit", "Write"})
@@ -33,15 +45,50 @@ def standing_context(history: list[Message], kept: list[Message]) -> str:
     return ""
 
 
-def _read_paths_newest_first(messages: list[Message]) -> list[str]:
+def _read_paths_newest_first(messages: list[Message], succeeded: set[str]) -> list[str]:
     paths: list[str] = []
     for message in reversed(messages):
         if isinstance(message, AssistantMessage):
             for use in reversed(message.tool_uses()):
-                path = use.input.get("file_path") if use.name in FILE_TOOLS else None
+                path = use.input.get("file_path") if use.name in FILE_TOOLS and use.id in succeeded else None
                 if isinstance(path, str) and path not in paths:
                     paths.append(path)
     return paths
+
+
+def may_read_again(policy: PermissionPolicy, path: str) -> bool:
+    """Whether Read would read `path` now without asking, and it is no file where other programs
+    take commands or grants from."""
+    if not os.path.isabs(path) or protected_reason(path) is not None:
+        return False
+    request = PermissionRequest("Read", os.path.normpath(path), reads=True)
+    return policy.evaluate(request).decision is Decision.ALLOW_ONCE
+
+
+def _read_again(policy: PermissionPolicy, path: str) -> str | None:
+    """The text of `path` when it may be read again: a regular file, not too large, and the file
+    opened is one Read may read (a link swapped after the first check is caught)."""
+    if not may_read_again(policy, path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(fd)
+            opened = os.readlink(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else path
+        except OSError:
+            return None
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        if opened_refusal(fd) is not None or not may_read_again(policy, opened):
+            return None
+        try:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError:
+            return None
+    return data.decode("utf-8", errors="replace")
 
 
 def _numbered(text: str) -> str:
@@ -61,27 +108,28 @@ class ReinjectedFile:
 
 
 def files_in(messages: list[Message]) -> list[str]:
-    """The files the model read, edited or wrote in `messages`, newest first."""
-    return _read_paths_newest_first(messages)
+    """The files the model read, edited or wrote (and the call succeeded) in `messages`, newest first."""
+    return _read_paths_newest_first(messages, succeeded_calls(messages))
 
 
-def recently_read_files(summarized: list[Message], kept: list[Message], state: PipelineState) -> list[ReinjectedFile]:
-    """The files read or edited before the compaction point, newest first, within budget."""
-    already_kept = set(_read_paths_newest_first(kept))
+def recently_read_files(
+    summarized: list[Message], kept: list[Message], state: PipelineState, policy: PermissionPolicy
+) -> list[ReinjectedFile]:
+    """The files read or edited before the compaction point, newest first, within budget: only
+    those whose call succeeded, and which `policy` lets Read read now without asking."""
+    succeeded = succeeded_calls([*summarized, *kept])
+    already_kept = set(_read_paths_newest_first(kept, succeeded))
     texts: list[ReinjectedFile] = []
     total = 0
     total_budget = reinjection_budget(state.config.effective_window, state.config.reinject_share)
-    for path_text in _read_paths_newest_first(summarized):
+    for path_text in _read_paths_newest_first(summarized, succeeded):
         if len(texts) == MAX_FILES or total >= total_budget:
             break
         if path_text in already_kept:
             continue
         path = Path(path_text)
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            content = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        content = _read_again(policy, path_text)
+        if content is None:
             continue
         if "\x00" in content:
             continue  # an image or another binary file: not text to show again

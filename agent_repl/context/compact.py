@@ -339,7 +339,7 @@ class Compactor:
         state = self.pipeline.state
         kept_index = next((i for i, m in enumerate(view) if m.uuid == kept_from), len(view))
         kept = view[kept_index:]
-        files = recently_read_files(view[:kept_index], kept, state)
+        files = recently_read_files(view[:kept_index], kept, state, session.permissions)
         standing = (
             standing_context(session.messages, kept),
             *(f.text for f in files),

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import Message
+from agent_repl.core.permissions import PermissionPolicy
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.turn_session import TurnSession
 
@@ -48,6 +49,8 @@ class ContextSession(TurnSession, Protocol):
     redactor: SecretRedactor
     # The files the model read or wrote (a compaction keeps only what the kept tail still shows).
     files: ReadLedger
+    # The rules Read is checked against: a compaction reads a file again only if they allow it.
+    permissions: PermissionPolicy
 
     @property
     def memory(self) -> SessionNotes | None: ...

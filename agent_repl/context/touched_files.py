@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from agent_repl.context.call_outcomes import ran_calls
 from agent_repl.core.messages import AssistantMessage, Message, ToolUseBlock
 
 PATH_ARGUMENTS = ("file_path", "path", "notebook_path")
@@ -32,11 +33,13 @@ def paths_named(use: ToolUseBlock) -> list[str]:
     return found
 
 
-def _newest_first(messages: Iterable[Message]) -> list[str]:
+def _newest_first(messages: Iterable[Message], ran: set[str]) -> list[str]:
     paths: dict[str, None] = {}
     for message in reversed(list(messages)):
         if isinstance(message, AssistantMessage):
             for use in reversed(message.tool_uses()):
+                if use.id not in ran:
+                    continue
                 for path in paths_named(use):
                     paths.setdefault(path, None)
     return list(paths)
@@ -45,8 +48,9 @@ def _newest_first(messages: Iterable[Message]) -> list[str]:
 def touched_files_reminder(history: list[Message], kept: list[Message], *, max_paths: int = MAX_PATHS) -> str:
     """The reminder that lists what `history` outside `kept` named, or "" when there is nothing."""
     kept_uuids = {m.uuid for m in kept}
-    in_kept = set(_newest_first(kept))
-    paths = [p for p in _newest_first(m for m in history if m.uuid not in kept_uuids) if p not in in_kept]
+    ran = ran_calls([*history, *kept])
+    in_kept = set(_newest_first(kept, ran))
+    paths = [p for p in _newest_first((m for m in history if m.uuid not in kept_uuids), ran) if p not in in_kept]
     if not paths:
         return ""
     shown, more = paths[:max_paths], len(paths) - max_paths
