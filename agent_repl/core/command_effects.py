@@ -52,6 +52,11 @@ _EXACT_ONLY = {
     "taskset", "chrt", "unbuffer", "coproc", "command", "builtin",
 }  # fmt: skip
 _PYTHON = re.compile(r"^python[0-9.]*$")
+_INTERPRETERS = {"node", "nodejs", "ruby", "perl", "php", "lua", "luajit", "tclsh", "wish", "julia", "pypy", "pypy3",
+                 "ipython", "irb", "guile", "racket", "sbcl", "escript", "elixir", "osascript", "deno", "bun"}  # fmt: skip
+# Options that give an interpreter its program in the words, or make it print and stop.
+_PROGRAM_OPTIONS = {"-c", "-m", "-e", "-E", "--eval", "-p", "--print", "-r", "-M", "-l"}
+_INFO_OPTIONS = {"--version", "-V", "-v", "--help", "-h", "-VV"}
 # git subcommands that run programs by design or configure what git runs.
 _GIT_RUNS = {"config", "submodule", "filter-branch", "bisect", "difftool", "mergetool", "send-email", "daemon",
              "instaweb", "credential", "hook", "web--browse", "archimport", "cvsimport", "cvsserver", "p4", "svn",
@@ -92,6 +97,8 @@ def effects(argv: Sequence[str | None]) -> Effects:
     handler = _HANDLERS.get(name)
     if handler is not None:
         return handler(argv)
+    if name in _INTERPRETERS or _PYTHON.match(name):
+        return _interpreter(argv)
     if name in _READERS:
         return _reader(argv)
     if name in _WRITERS:
@@ -149,6 +156,17 @@ def _generic(argv: Sequence[str | None]) -> Effects:
         option, eq, value = word.partition("=")
         if option in _GENERIC_WRITES:
             found.writes.append((i, value if eq else (argv[i + 1] if i + 1 < len(argv) else None)))
+    return found
+
+
+def _interpreter(argv: Sequence[str | None]) -> Effects:
+    """An interpreter with no program in its words reads one from its input: no rule can vouch for it."""
+    found = Effects()
+    words = argv[1:]
+    given = any(w is None or w == "-" or not w.startswith("-") for w in words) and "-" not in words
+    flags = {w.split("=", 1)[0] for w in words if w and w.startswith("-")}
+    if not given and not flags & (_PROGRAM_OPTIONS | _INFO_OPTIONS):
+        found.runs.append(Risk(len(argv), f"{_name(argv)} runs whatever program arrives on its input"))
     return found
 
 

@@ -191,3 +191,13 @@ def test_a_relative_read_is_placed_in_every_folder_the_line_changes_to(command, 
     assert NAMES[evaluation.decision] == expected
     if reason:
         assert evaluation.reason == reason
+
+
+@pytest.mark.parametrize("command", ["echo 'import os' | python3", "python3 < evil.py", "python3 -", "cat x.js | node"])
+def test_an_interpreter_reading_its_program_from_input_is_never_approved_by_a_rule(command):
+    """Even rules naming exactly `python3` and `node` cannot vouch for a program piped into them."""
+    policy = PermissionPolicy.from_rules(["Bash(python3)", "Bash(python3 -)", "Bash(node)", "Bash(echo:*)",
+                                          "Bash(cat:*)"], [], roots=[PROJECT])  # fmt: skip
+    evaluation = policy.evaluate(PermissionRequest("Bash", command, cwd=PROJECT))
+    assert evaluation.decision is None
+    assert evaluation.reason.endswith("runs whatever program arrives on its input"), evaluation.reason
