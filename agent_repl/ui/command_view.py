@@ -131,7 +131,8 @@ def _is_blank(line: str) -> bool:
 
 
 def command_view(
-    command: str, width: int, height: int | None = None, *, shell: bool = True, more_key: str = "v"
+    command: str, width: int, height: int | None = None, *, shell: bool = True, more_key: str = "v",
+    what: str = "command",
 ) -> CommandView:
     """`command` laid out for a dialog `width` cells wide and at most `height` lines tall (None: no limit)."""
     width = max(width, 12)
@@ -166,7 +167,7 @@ def command_view(
     head = (height - 1) // 2
     tail = height - 1 - head
     hidden = total - head - tail
-    more = f"… {hidden} more lines · {more_key} shows the whole command …"
+    more = f"… {hidden} more lines · {more_key} shows the whole {what} …"
     middle: Line = (Piece(more if cell_len(more) <= width else f"… {hidden} more lines …", "elided"),)
     return CommandView([*lines[:head], middle, *lines[total - tail :]], notes, hidden, total)
 

@@ -60,6 +60,7 @@ def test_an_elided_view_counts_the_lines_between_and_names_the_key():
     assert rows(view)[-1].startswith("echo step 59; eval")
     assert view.total_lines == 60 and view.hidden_lines == 60 - 8
     assert rows(command_view(command, 70, None)) == [f"echo step {i}" for i in range(59)] + [f"echo step 59{TAIL}"]
+    assert "v shows the whole question" in command_view(command, 70, 9, shell=False, what="question").text()
 
 
 def test_unlimited_height_shows_every_character_in_order():

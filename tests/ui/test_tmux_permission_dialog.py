@@ -5,6 +5,7 @@ labelled as the model's, and the "always" line names the exact rule it saves. Ap
 from __future__ import annotations
 
 import base64
+import json
 from pathlib import Path
 
 from agent_repl.core.permissions import PermissionPolicy, PermissionRequest
@@ -173,3 +174,23 @@ def test_a_zero_width_character_and_the_rule_inline(tmux_bed: TmuxBed):
     screen = term.wait_for(f"always allow {rules[0]}")
     term.type("n")
     term.wait_for("Done inline.")
+
+
+def test_a_long_trust_question_keeps_its_start_end_and_answers_on_screen(tmux_bed: TmuxBed):
+    project = tmux_bed.project()
+    (project / ".agent_repl").mkdir()
+    rules = [f"Bash(tool{i} --flag:*)" for i in range(40)]
+    (project / ".agent_repl" / "settings.json").write_text(json.dumps({"permissions": {"allow": rules}}))
+    tmux_bed.script([{"text": "Untrusted, fine."}])
+    term = tmux_bed.start(project=project, **SMALL)
+    screen = term.wait_until(lambda s: on_one_screen(s, "Trust this folder?", "No, not now"), "the trust question")
+    flat = in_dialog(screen)
+    assert "Trust this folder?" in flat and "Bash(tool0 --flag:*)" in flat and "Bash(tool39 --flag:*)" in flat
+    assert "more lines · v shows the whole question" in flat
+    assert "Yes, trust this folder" in flat
+    term.keys("v")
+    screen = term.wait_for("The whole question")
+    term.keys("Escape")
+    term.wait_until(lambda s: "The whole question" not in s and "No, not now" in s, "the question again")
+    term.keys("n")
+    term.wait_for(READY)

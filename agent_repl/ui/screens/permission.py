@@ -43,10 +43,13 @@ class CommandPreview(Widget):
 
     DEFAULT_CSS = "CommandPreview { height: auto; }"
 
-    def __init__(self, command: str, shell: bool, reserved: Callable[[int], int] | None, **kwargs: Any) -> None:
+    def __init__(
+        self, command: str, shell: bool, reserved: Callable[[int], int] | None, what: str = "command", **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.command = command
         self.shell = shell
+        self.what = what
         self.reserved = reserved
         # Rows taken back after a layout showed the dialog taller than the screen.
         self.extra = 0
@@ -57,7 +60,7 @@ class CommandPreview(Widget):
         height = max(3, self.screen.size.height - self.reserved(width) - self.extra) if self.reserved else None
         key = (width, height)
         if self._cache is None or self._cache[0] != key:
-            self._cache = (key, command_view(self.command, width, height, shell=self.shell))
+            self._cache = (key, command_view(self.command, width, height, shell=self.shell, what=self.what))
         return self._cache[1]
 
     def render(self) -> Text:
@@ -71,22 +74,23 @@ class CommandPreview(Widget):
 
 
 class CommandViewer(ModalScreen[None]):
-    """The whole command, every line of it, to scroll through (v in the dialog; Esc or q closes)."""
+    """All of a command (or of a question), every line, to scroll through (v in a dialog; Esc or q closes)."""
 
     BINDINGS = [Binding("escape,q,v", "dismiss", "back to the question")]
 
-    def __init__(self, request: PermissionRequest) -> None:
+    def __init__(self, text: str, shell: bool = True, what: str = "command") -> None:
         super().__init__(classes="permission")
-        self.request = request
+        self.text = text
+        self.shell = shell
+        self.what = what
 
     def compose(self) -> ComposeResult:
-        shell = self.request.tool_name == "Bash"
-        lines = self.request.key.count("\n") + 1
-        notes = command_notes(self.request.key, shell=shell)
+        lines = self.text.count("\n") + 1
+        notes = command_notes(self.text, shell=self.shell)
         with Vertical(id="command-viewer"):
-            yield Static(Text(f"The whole command ({lines} lines) · Esc or q: back", style="bold"))
+            yield Static(Text(f"The whole {self.what} ({lines} lines) · Esc or q: back", style="bold"))
             with VerticalScroll(id="command-viewer-lines"):
-                yield CommandPreview(self.request.key, shell, None, id="command-viewer-command")
+                yield CommandPreview(self.text, self.shell, None, self.what, id="command-viewer-command")
                 if notes:
                     yield Static(Text("\n").join(Text(f"⚠ {note}") for note in notes), id="permission-notes")
 
@@ -232,7 +236,7 @@ class PermissionScreen(ModalScreen[Decision]):
         self.dismiss(Decision(value))
 
     def action_view_all(self) -> None:
-        self.app.push_screen(CommandViewer(self.request))
+        self.app.push_screen(CommandViewer(self.request.key, self.shell))
 
 
 class PermissionAsker:
