@@ -19,6 +19,8 @@ CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 CACHE_EDITING_BETA = "cache-editing-agent-repl"
 THINKING_BINDING_BETA = "thinking-binding-controls-2026-08-01"
 CACHE_DIAGNOSIS_BETA = "cache-diagnosis-2026-04-07"
+# `thinking.display: "updates"`: only the notes written between tool calls carry their text.
+THINKING_DISPLAY_UPDATES_BETA = "thinking-display-updates-2026-08-18"
 
 # The threshold compaction edit has its own beta; the clearing edits share context management's.
 _EDIT_BETAS = {"compact_20260112": THRESHOLD_COMPACTION_BETA}
@@ -42,6 +44,8 @@ def request_betas(body: dict[str, Any]) -> list[str]:
     thinking = body.get("thinking")
     if isinstance(thinking, dict) and thinking.get("block_binding") is not None:
         add(THINKING_BINDING_BETA)
+    if isinstance(thinking, dict) and thinking.get("display") == "updates":
+        add(THINKING_DISPLAY_UPDATES_BETA)
     if body.get("diagnostics") is not None:
         add(CACHE_DIAGNOSIS_BETA)
     for block in _message_blocks(body.get("messages")):

@@ -72,7 +72,8 @@ class Settings(BaseModel):
     # "between_tools": no up-front thinking, the model thinks only between tool calls (Sonnet 5.5).
     thinking: ThinkingMode = "adaptive"
     # "summarized": ask models that think by default to return their thinking and progress notes
-    # (their API default is "omitted", empty text); "omitted" sends nothing and shows nothing.
+    # (their API default is "omitted", empty text); "updates" only the notes between tool calls
+    # (a beta display, what Claude Code asks for); "omitted" sends nothing and shows nothing.
     thinking_display: ThinkingDisplay = "summarized"
     # A smaller window than the model's, so compaction can be exercised cheaply.
     context_window: int | None = Field(default=None, ge=1_000)

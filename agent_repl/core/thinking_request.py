@@ -3,7 +3,8 @@
 Models that think by default (the 5-generation ones) return their thinking, and on Sonnet 5.5
 the short notes written between tool calls, with empty text unless the request sets a `display`
 that returns it. So on those models every request asks for `display: "summarized"` (setting
-`thinking_display: "omitted"` keeps the API's default and sends nothing). `thinking:
+`thinking_display: "updates"` asks, under its beta, for the notes' text only, as Claude Code does;
+`"omitted"` keeps the API's default and sends nothing). `thinking:
 "between_tools"` turns up-front thinking off: the model thinks only between tool calls, and its
 notes come back with their text (that mode takes no display). Effort is sent only when the user
 chose one (`output_config.effort`); unset, the API's own default applies (high on Sonnet 5.5).
@@ -20,7 +21,7 @@ EFFORT_LEVELS: tuple[str, ...] = get_args(Effort)
 # What `/effort` may choose: a level, or "auto" for the API's own default.
 SessionEffort = Literal["low", "medium", "high", "xhigh", "max", "auto"]
 ThinkingMode = Literal["adaptive", "between_tools"]
-ThinkingDisplay = Literal["summarized", "omitted"]
+ThinkingDisplay = Literal["summarized", "updates", "omitted"]
 
 # The effort levels each model takes, from the effort documentation; a model missing here is
 # offered all five and the API says if one is not for it.
@@ -95,8 +96,8 @@ def request_fields(
     if thinks_by_default:
         if thinking == "between_tools":
             fields["thinking"] = {"type": "between_tools"}
-        elif display == "summarized":
-            fields["thinking"] = {"type": "adaptive", "display": "summarized"}
+        elif display != "omitted":
+            fields["thinking"] = {"type": "adaptive", "display": display}
     if effort is not None:
         fields["output_config"] = {"effort": effort}
     return fields

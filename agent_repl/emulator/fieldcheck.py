@@ -42,6 +42,8 @@ class ListOf:
 @dataclass(frozen=True)
 class Literal:
     values: tuple[Any, ...]
+    # value -> the betas that allow it; without one of them the value is refused as unknown.
+    beta_values: tuple[tuple[Any, frozenset[str]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -141,8 +143,10 @@ def _check_pattern(value: Any, kind: Pattern, betas: frozenset[str]) -> None:
 
 
 def _check_literal(value: Any, kind: Literal, betas: frozenset[str]) -> None:
-    if value not in kind.values or isinstance(value, bool) != isinstance(kind.values[0], bool):
-        _fail(f"Input should be {_literal_text(kind.values)}")
+    gated = {v for v, enabled_by in kind.beta_values if not (enabled_by & betas)}
+    allowed = tuple(v for v in kind.values if v not in gated)
+    if value not in allowed or isinstance(value, bool) != isinstance(kind.values[0], bool):
+        _fail(f"Input should be {_literal_text(allowed)}")
 
 
 def _check_list(value: Any, kind: ListOf, betas: frozenset[str]) -> None:

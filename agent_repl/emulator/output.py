@@ -3,7 +3,8 @@
 Drops thinking when the request has it off, returns the short text written between tool calls
 as thinking on models that do so, stops at a stop sequence, truncates at `max_tokens` (or at the
 context window; a tool call cut there keeps only the part of its input JSON that was written),
-signs thinking blocks bound to their prefix and applies `display: "omitted"`. With
+signs thinking blocks bound to their prefix and applies `display: "omitted"` (and the beta
+`"updates"`: only the notes between tool calls keep their text). With
 `thinking: {"type": "between_tools"}` the model writes no up-front thinking and its notes between
 tool calls come back with their text (that mode has no `display`). Output tokens count thinking at
 its full length even when omitted.
@@ -46,7 +47,7 @@ def thinking_mode(body: dict[str, Any], spec: ModelSpec) -> tuple[bool, str]:
     if config.get("type") == "between_tools":
         return enabled, "summarized"
     display = config.get("display")
-    return enabled, display if display in ("summarized", "omitted") else spec.thinking_display_default
+    return enabled, display if display in ("summarized", "omitted", "updates") else spec.thinking_display_default
 
 
 def writes_progress_as_thinking(body: dict[str, Any], spec: ModelSpec) -> bool:
@@ -56,10 +57,14 @@ def writes_progress_as_thinking(body: dict[str, Any], spec: ModelSpec) -> bool:
     return spec.progress_as_thinking and (thinking_mode(body, spec)[0] or kind == "between_tools")
 
 
+# Marks a progress note while the reply is shaped (display "updates" keeps only their text).
+_NOTE = "_progress_note"
+
+
 def _progress_as_thinking(content: list[Block]) -> list[Block]:
     last_tool = max((i for i, b in enumerate(content) if b.get("type") == "tool_use"), default=-1)
     return [
-        {"type": "thinking", "thinking": b["text"], "signature": ""}
+        {"type": "thinking", "thinking": b["text"], "signature": "", _NOTE: True}
         if b.get("type") == "text" and i < last_tool and str(b.get("text", "")).strip()
         else b
         for i, b in enumerate(content)
@@ -145,8 +150,9 @@ def shape_reply(
             thinking_tokens += cost
             text = str(block.get("thinking", ""))
             bound = binding.binding(chain) if binding is not None else None
+            note = bool(block.pop(_NOTE, False))
             block = {**block, "signature": thinking_signature(spec.id, text, cost, bound)}
-            if display == "omitted":
+            if display == "omitted" or (display == "updates" and not note):
                 block["thinking"] = ""
         chain.extend("assistant", block)
         shaped.append(block)

@@ -140,7 +140,11 @@ SYSTEM_BLOCK = Obj(
     {"type": Literal(("text",)), "text": "str", "cache_control": Opt(CACHE_CONTROL), "citations": "any"},
     frozenset({"type", "text"}),
 )
-_DISPLAY = Literal(("summarized", "omitted", "updates"))
+# "updates" (only the notes between tool calls carry their text) is a beta display.
+THINKING_DISPLAY_UPDATES_BETA = "thinking-display-updates-2026-08-18"
+_DISPLAY = Literal(
+    ("summarized", "omitted", "updates"), beta_values=(("updates", frozenset({THINKING_DISPLAY_UPDATES_BETA})),)
+)
 THINKING = Tagged(
     {
         "enabled": _variant({"budget_tokens": Int(ge=1024), "display": Opt(_DISPLAY)}, ("budget_tokens",)),

@@ -55,3 +55,11 @@ def test_block_binding_names_its_beta_and_everything_comes_once() -> None:
     clear = {"edits": [{"type": "clear_thinking_20251015"}, {"type": "clear_tool_uses_20250919"}]}
     betas = request_betas(body([SUMMARY, SUMMARY, PROMPT], thinking=binding, context_management=clear))
     assert betas == [CONTEXT_MANAGEMENT_BETA, THINKING_BINDING_BETA, ON_DEMAND_COMPACTION_BETA]
+
+
+def test_the_updates_display_names_its_beta_and_the_ga_displays_none() -> None:
+    from agent_repl.core.betas import THINKING_DISPLAY_UPDATES_BETA
+
+    updates = body([PROMPT], thinking={"type": "adaptive", "display": "updates"})
+    assert request_betas(updates) == [THINKING_DISPLAY_UPDATES_BETA]
+    assert request_betas(body([PROMPT], thinking={"type": "adaptive", "display": "summarized"})) == []

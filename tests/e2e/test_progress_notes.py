@@ -117,3 +117,23 @@ def test_a_model_that_does_not_think_by_default_gets_no_thinking_field(emulator,
     assert run.returncode == 0, run.stderr
     [body] = emulated.bodies()
     assert "thinking" not in body and "output_config" not in body
+
+
+def test_the_updates_display_sends_its_beta_and_still_shows_the_notes(emulator, project, home):
+    emulated = emulator(three_notes(project))
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "settings.json").write_text(json.dumps({"thinking_display": "updates"}))
+    run = run_agent(["-p", "check the project", "--output-format", "stream-json"], cwd=project, env=agent_env(emulated, home))
+    assert run.returncode == 0, run.stderr
+    requests = emulated.message_requests()
+    assert len(requests) == 4
+    assert all(r.body["thinking"] == {"type": "adaptive", "display": "updates"} for r in requests)
+    assert all("thinking-display-updates-2026-08-18" in r.headers["anthropic-beta"].split(",") for r in requests)
+    notes = [
+        block["thinking"]
+        for line in map(json.loads, run.stdout.splitlines())
+        if line["type"] == "assistant"
+        for block in line["message"]["content"]
+        if block["type"] == "thinking"
+    ]
+    assert notes == NOTES

@@ -91,3 +91,37 @@ def test_other_models_keep_sampling_parameters(client) -> None:
         extra_body={"temperature": 0.2},
     )
     assert reply.stop_reason == "end_turn"
+
+
+def test_the_updates_display_returns_only_the_notes_text(client) -> None:
+    # The reply's up-front thinking stays empty; the note before the tool call keeps its text.
+    prepared = engine()
+    request = prepared.prepare(
+        {
+            "model": "claude-sonnet-5-5",
+            "max_tokens": 2_000,
+            "messages": [{"role": "user", "content": "go"}],
+            "thinking": {"type": "adaptive", "display": "updates"},
+        },
+        api_key="k",
+        betas={"thinking-display-updates-2026-08-18"},
+        request_index=0,
+    )
+    content = prepared.respond(request).content
+    assert [b["thinking"] for b in content[:2]] == ["", NOTE]
+    assert all("_progress_note" not in b for b in content)
+
+
+def test_the_updates_display_needs_its_beta_over_http(client) -> None:
+    ask = {"model": "claude-sonnet-5-5", "max_tokens": 100, "messages": [{"role": "user", "content": "go"}]}
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(**ask, extra_body={"thinking": {"type": "adaptive", "display": "updates"}}, timeout=30)
+    assert refused.value.body["error"]["message"] == (
+        "thinking.adaptive.display: Input should be 'summarized' or 'omitted'"
+    )
+    client.beta.messages.create(
+        **ask,
+        betas=["thinking-display-updates-2026-08-18"],
+        extra_body={"thinking": {"type": "adaptive", "display": "updates"}},
+        timeout=30,
+    )
