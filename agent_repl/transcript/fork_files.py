@@ -38,18 +38,29 @@ def session_folder(transcript: Path) -> Path:
 def copy_session_files(source: Path, target: Path, redact: Callable[[str], str]) -> list[str]:
     """Copy the source session's `tool-results/` files and compaction records into the target's
     folder, with credentials taken out as from the rest of the copy; the names of the tool-results
-    files copied."""
+    files copied. Only regular files are copied, from folders that are no symlinks: a session
+    folder someone prepared could otherwise point a "saved output" at any file of the user's."""
     origin, copy = session_folder(source), session_folder(target)
+    if not _real_dir(origin):
+        return []
     copied: list[str] = []
     results = origin / TOOL_RESULTS
-    for path in sorted(results.iterdir()) if results.is_dir() else []:
-        if path.is_file() and _copy(path, copy / TOOL_RESULTS, redact):
+    for path in sorted(results.iterdir()) if _real_dir(results) else []:
+        if _real_file(path) and _copy(path, copy / TOOL_RESULTS, redact):
             copied.append(path.name)
     subagents = origin / "subagents"
-    for path in sorted(subagents.glob(COMPACTION_FILES)) if subagents.is_dir() else []:
-        if path.is_file():
+    for path in sorted(subagents.glob(COMPACTION_FILES)) if _real_dir(subagents) else []:
+        if _real_file(path):
             _copy(path, copy / "subagents", redact)
     return copied
+
+
+def _real_dir(path: Path) -> bool:
+    return not path.is_symlink() and path.is_dir()
+
+
+def _real_file(path: Path) -> bool:
+    return not path.is_symlink() and path.is_file()
 
 
 def _copy(path: Path, directory: Path, redact: Callable[[str], str]) -> bool:

@@ -71,15 +71,17 @@ def subagent_histories(transcript: Path, history: list[Message]) -> dict[str, li
 
 def copy_subagents(source: Path, target: Path, history: list[Message], redact: Callable[[str], str]) -> None:
     """A forked session keeps its sub-agents' files (its Task results name them by agent id), with
-    credentials taken out as from the rest of the copy."""
+    credentials taken out as from the rest of the copy; regular files only."""
     origin, copy = subagents_dir(source), subagents_dir(target)
-    files = sorted(origin.glob("agent-*")) if origin.is_dir() else []
+    # Links are not followed (a prepared folder could name any file of the user's).
+    real = not origin.is_symlink() and not origin.parent.is_symlink() and origin.is_dir()
+    files = sorted(origin.glob("agent-*")) if real else []
     for agent_id in _result_links(history).values():
         legacy = source.parent / f"agent-{agent_id}.jsonl"
         if legacy.is_file() and "/" not in agent_id:
             files.append(legacy)
     for path in files:
-        if not path.is_file() or path.name.startswith("agent-acompact"):
+        if path.is_symlink() or not path.is_file() or path.name.startswith("agent-acompact"):
             continue
         try:
             text = path.read_text(encoding="utf-8", errors="replace")

@@ -11,6 +11,7 @@ from agent_repl.transcript.fork_files import (
     record_pointing_to_copies,
 )
 from agent_repl.transcript.records import ContentReplacementRecord, SnipRecord
+from agent_repl.transcript.sidechain import copy_subagents
 
 
 def _preview(path: str) -> str:
@@ -79,3 +80,42 @@ def test_our_content_replacement_records_name_the_copies_too(tmp_path):
     assert record.replacement == _preview(original)  # a copy; the loaded record is untouched
     snip = SnipRecord(uuids=["u1"], source="user")
     assert record_pointing_to_copies(snip, rewrite) is snip
+
+
+def test_symlinks_in_the_source_folder_are_not_followed(tmp_path):
+    """A prepared session folder must not turn a fork into a copy of the user's other files."""
+    secret = tmp_path / "private" / "credentials"
+    secret.parent.mkdir()
+    secret.write_text("the user's secret\n")
+    source, target = tmp_path / "old" / "s1.jsonl", tmp_path / "new" / "s2.jsonl"
+    results = source.with_suffix("") / "tool-results"
+    results.mkdir(parents=True)
+    (results / "b1.txt").symlink_to(secret)
+    (results / "b2.txt").write_text("a real output\n")
+    (source.with_suffix("") / "subagents").symlink_to(secret.parent, target_is_directory=True)
+    assert copy_session_files(source, target, lambda text: text) == ["b2.txt"]
+    assert sorted(p.name for p in (target.with_suffix("") / "tool-results").iterdir()) == ["b2.txt"]
+    assert not (target.with_suffix("") / "subagents").exists()
+    # A tool-results folder that is itself a link is not read at all.
+    other = tmp_path / "other" / "s3.jsonl"
+    other.with_suffix("").mkdir(parents=True)
+    (other.with_suffix("") / "tool-results").symlink_to(secret.parent, target_is_directory=True)
+    assert copy_session_files(other, tmp_path / "s4.jsonl", lambda text: text) == []
+
+
+def test_sub_agent_copies_do_not_follow_links_either(tmp_path):
+    secret = tmp_path / "private" / "id_key"
+    secret.parent.mkdir()
+    secret.write_text("the user's key\n")
+    source, target = tmp_path / "old" / "s1.jsonl", tmp_path / "new" / "s2.jsonl"
+    subagents = source.with_suffix("") / "subagents"
+    subagents.mkdir(parents=True)
+    (subagents / "agent-a1.jsonl").symlink_to(secret)
+    (subagents / "agent-a2.jsonl").write_text("{}\n")
+    copy_subagents(source, target, [], lambda text: text)
+    assert sorted(p.name for p in (target.with_suffix("") / "subagents").iterdir()) == ["agent-a2.jsonl"]
+    linked = tmp_path / "linked" / "s5.jsonl"
+    linked.with_suffix("").mkdir(parents=True)
+    (linked.with_suffix("") / "subagents").symlink_to(secret.parent, target_is_directory=True)
+    copy_subagents(linked, tmp_path / "s6.jsonl", [], lambda text: text)
+    assert not (tmp_path / "s6").exists()
