@@ -7,6 +7,7 @@ Resuming rebuilds the history from the transcript records alone (SPEC R2.6).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from agent_repl.core.client import ModelClient
 from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
 from agent_repl.core.hook_config import held_back_hooks
 from agent_repl.core.messages import Message, SystemMessage, utc_now
+from agent_repl.core.model_catalog import ModelCatalog
 from agent_repl.core.models import model_info
 from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.core.permissions import ApprovalCallback
@@ -159,11 +161,14 @@ async def open_session(
         await asyncio.to_thread(copy_subagents, resume.path, writer.path, history, redactor.text)
         history = [m.model_copy(update={"session_id": session_id}) for m in history]
     tools = builtin_tools() if tools is None else sorted(tools, key=lambda tool: tool.name)
+    # What the endpoint said of its models in an earlier session (read from disk, never the network).
+    catalog = ModelCatalog.on_disk(settings.home, settings.base_url)
+    window = settings.context_window or catalog.info(settings.model).context_window
     mcp = await McpManager.start(settings, cwd, paths.session_dir / "mcp-logs")
-    tools, deferred = with_mcp_tools(settings, tools, mcp)
+    tools, deferred = with_mcp_tools(settings, tools, mcp, window)
     agents = load_catalog(settings.home, cwd, project_trusted=project_servers_trusted(settings))
     tools = sorted([*tools, task_tool(agents, settings, tools)], key=lambda tool: tool.name)
-    pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred)
+    pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred, window)
     pipeline.state.clock = clock
     if resume is not None:
         rebuild_state(pipeline.state, history, resume.loaded.side_records)
@@ -187,15 +192,19 @@ async def open_session(
         ask=ask,
         clock=clock,
         deferred_tools=deferred,
+        model_catalog=catalog,
     )
     session.mcp = mcp
     branch = writer.envelope.git_branch
 
     def child_pipeline(child_settings: Settings, child_tools: list[Tool]) -> Pipeline:
-        return build_pipeline(child_settings, cwd, child_tools, paths.tool_results_dir)
+        child_window = child_settings.context_window or catalog.info(child_settings.model).context_window
+        return build_pipeline(child_settings, cwd, child_tools, paths.tool_results_dir, window=child_window)
 
     SubagentRunner(session, agents, child_pipeline, paths, git_branch=branch).install()
     session.pending_notices.extend(agents.problems)
+    if catalog.problem:
+        session.pending_notices.append(catalog.problem)
     if resume is not None:
         session.loaded_tools = boundary_loaded_tools(slice_after_compact_boundary(history, pipeline.state.compaction.undone))
     attach(session, pipeline)
@@ -219,12 +228,14 @@ async def open_session(
     return session
 
 
-def with_mcp_tools(settings: Settings, tools: list[Tool], mcp: McpManager | None) -> tuple[list[Tool], frozenset[str]]:
+def with_mcp_tools(
+    settings: Settings, tools: list[Tool], mcp: McpManager | None, window: int | None = None
+) -> tuple[list[Tool], frozenset[str]]:
     """The session's tools with the MCP servers' added, and those sent deferred (with ToolSearch
     to load them) when their definitions pass their share of the context window."""
     if mcp is None or not mcp.tools:
         return tools, frozenset()
-    window = settings.context_window or model_info(settings.model).context_window
+    window = window or settings.context_window or model_info(settings.model).context_window
     mcp_tokens = cl100k_tokens(json.dumps([tool.api_schema() for tool in mcp.tools]))
     extra: list[Tool] = list(mcp.tools)
     deferred: frozenset[str] = frozenset()
@@ -236,10 +247,16 @@ def with_mcp_tools(settings: Settings, tools: list[Tool], mcp: McpManager | None
 
 
 def build_pipeline(
-    settings: Settings, cwd: Path, tools: list[Tool], tool_results_dir: Path, deferred: frozenset[str] = frozenset()
+    settings: Settings,
+    cwd: Path,
+    tools: list[Tool],
+    tool_results_dir: Path,
+    deferred: frozenset[str] = frozenset(),
+    window: int | None = None,
 ) -> Pipeline:
-    """The session's pipeline (agent_repl.context.pipeline), configured from the settings."""
-    window = settings.context_window or model_info(settings.model).context_window
+    """The session's pipeline (agent_repl.context.pipeline), configured from the settings;
+    `window` is the model's as known at start (the table's when not given)."""
+    window = window or settings.context_window or model_info(settings.model).context_window
     loaded = [d for d in tool_definitions(tools, deferred, web=settings.web_tools) if not d.get("defer_loading")]
     fixed = cl100k_tokens(build_system_prompt(cwd)) + cl100k_tokens(json.dumps(loaded))
     config = PipelineConfig(
@@ -286,6 +303,10 @@ def _lock_or_fail(paths: SessionPaths) -> SessionLock | None:
         raise SessionWriteError(f"cannot save the session in {paths.project_dir}: {exc.strerror or exc}") from exc
 
 
+# How long closing waits for a models-API answer still on its way.
+MODEL_REFRESH_GRACE_SECONDS = 3.0
+
+
 async def close_session(session: Session, reason: str = "other") -> None:
     """`reason` is SessionEnd's: "clear", "prompt_input_exit" (the user left) or "other"."""
     from agent_repl.core.loop_hooks import session_end
@@ -301,4 +322,9 @@ async def close_session(session: Session, reason: str = "other") -> None:
     close = getattr(session.sink, "close", None)
     if close is not None:
         await close()
+    if session.model_refresh is not None:
+        # A refresh of the models' facts still under way gets a moment to land (a short run would
+        # otherwise never renew a stale answer); past that it is asked for again next time.
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(session.model_refresh, MODEL_REFRESH_GRACE_SECONDS)
     await session.client.close()

@@ -103,8 +103,13 @@ def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[
 
 def _resolved_model(settings: Settings) -> Settings:
     """The model as the endpoint names it (`opus`, `sonnet`, `haiku` resolved), or a clear error."""
-    from agent_repl.core.models import ModelLookupError, resolve_model_sync
+    from agent_repl.core.model_catalog import ModelCatalog
+    from agent_repl.core.models import ALIASES, ModelLookupError, resolve_model_sync
 
+    if settings.model.strip().lower() not in ALIASES and ModelCatalog.on_disk(settings.home, settings.base_url).knows(
+        settings.model
+    ):
+        return settings  # the endpoint named this model before (its answer is kept): no need to ask
     try:
         model = resolve_model_sync(settings.api_key, settings.base_url, settings.model, settings.auth_token)
     except ModelLookupError as exc:

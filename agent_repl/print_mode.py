@@ -38,7 +38,6 @@ from agent_repl.core.events import (
     TurnEnded,
 )
 from agent_repl.core.messages import Usage, new_uuid
-from agent_repl.core.models import cost_usd
 from agent_repl.core.visible import show_controls
 from agent_repl.session import Session
 
@@ -124,6 +123,11 @@ def message_line(event: AgentEvent, session_id: str) -> dict[str, Any] | None:
     return None
 
 
+def _rounded(cost: float | None) -> float | None:
+    """A cost in USD to six places; null when a model used has no known price."""
+    return None if cost is None else round(cost, 6)
+
+
 def model_usage(session: Session) -> dict[str, dict[str, Any]]:
     """Tokens and cost per model, in the result's camelCase `modelUsage` shape."""
     return {
@@ -133,7 +137,7 @@ def model_usage(session: Session) -> dict[str, dict[str, Any]]:
             "cacheReadInputTokens": usage.cache_read_input_tokens,
             "cacheCreationInputTokens": usage.cache_creation_input_tokens,
             "webSearchRequests": 0,
-            "costUSD": round(cost_usd(usage, model, session.model_catalog.info(model)), 6),
+            "costUSD": _rounded(session.cost_by_model.get(model)),
             "contextWindow": session.settings.context_window or session.model_catalog.info(model).context_window,
         }
         for model, usage in session.usage_by_model.items()
@@ -182,7 +186,7 @@ def _result(
     out.update(
         {
             "session_id": session.session_id,
-            "total_cost_usd": round(session.cost_total_usd, 6),
+            "total_cost_usd": _rounded(session.cost_total_usd),
             "usage": _usage_json(session.usage_total),
             "modelUsage": model_usage(session),
             "permission_denials": denials or [],

@@ -18,7 +18,8 @@ from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.hook_config import configured_hooks, hooks_trusted
 from agent_repl.core.hooks import HookRunner
 from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
-from agent_repl.core.models import ModelCatalog, ModelInfo, cost_usd
+from agent_repl.core.model_catalog import ModelCatalog
+from agent_repl.core.models import ModelInfo, add_cost, cost_usd
 from agent_repl.core.permission_mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
 from agent_repl.core.projection import Projector
@@ -58,6 +59,7 @@ class Session:
         clock: Callable[[], datetime] = utc_now,
         deferred_tools: frozenset[str] = frozenset(),
         system_prompt: str | None = None,
+        model_catalog: ModelCatalog | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -74,8 +76,10 @@ class Session:
         self.tool_results_dir = tool_results_dir
         self.messages: list[Message] = list(history or [])
         self.system_prompt = system_prompt if system_prompt is not None else build_system_prompt(cwd)
-        # Facts about models the built-in table lacks, from the models API (this session's cache).
-        self.model_catalog = ModelCatalog()
+        # What the endpoint said about its models (window, output cap, capabilities), over the table.
+        self.model_catalog = model_catalog or ModelCatalog()
+        # The models API asked again in the background (its cached answer was stale).
+        self.model_refresh: asyncio.Task[None] | None = None
         self._model = settings.model
         self._configure_model()
         self.permissions = permissions or PermissionPolicy.from_rules(
@@ -107,7 +111,9 @@ class Session:
         self.file_history: Any = None
         self.usage_total = Usage()
         self.usage_by_model: dict[str, Usage] = {}
-        self.cost_total_usd = 0.0
+        # None once a request's model has no known price (shown as unknown, never guessed).
+        self.cost_total_usd: float | None = 0.0
+        self.cost_by_model: dict[str, float | None] = {}
         self.request_count = 0
         # Time spent waiting on the API, summed over every request (print mode's duration_api_ms).
         self.api_duration_ms = 0.0
@@ -237,6 +243,7 @@ class Session:
             prompt_seed_for=seed,
             cache_read_multiplier=info.cache_read_multiplier,
             output_multiplier=info.output_multiplier,
+            token_ratio=info.token_ratio,
         )
 
     @property
@@ -274,18 +281,37 @@ class Session:
             await self.append(UserMessage(content=self._context_provider(self.cwd), is_meta=True))
 
     async def ensure_capabilities(self) -> None:
-        """Ask the endpoint once about the model (`GET /v1/models/{id}`): facts our table lacks,
-        and whether it offers cache editing (our emulator can; the public API does not)."""
+        """Before the first request: the model's facts from the endpoint (`GET /v1/models`).
+
+        An answer kept on disk is used as it is; when it is older than a day the endpoint is asked
+        again in the background, and the new facts apply from the request after it answers. With
+        no answer kept, the first request waits for one (the endpoint's window may be smaller)."""
         if self.capabilities_checked:
             return
         self.capabilities_checked = True
-        try:
-            data = await self.client.model_data(self.model)
-        except UnknownModel:
-            data = None  # the request itself will say so
-        if data is not None and self.model_catalog.learn(self.model, data):
-            self.model = self._model  # the learned window and thinking facts take effect
-        self.projector.configure_endpoint(cache_editing=await self.client.supports_cache_editing(self.model))
+        catalog = self.model_catalog
+        if not catalog.knows(self.model):
+            await self.refresh_model_facts()
+        elif not catalog.is_fresh(self.model, self.clock()):
+            self.model_refresh = asyncio.create_task(self.refresh_model_facts())
+        self.projector.configure_endpoint(cache_editing=catalog.supports_cache_editing(self.model))
+
+    async def refresh_model_facts(self) -> None:
+        """Ask the endpoint about its models (the listing, else the model alone) and keep the answer."""
+        model = self.model
+        answers = await self.client.model_listing()
+        if answers is None or model not in answers:
+            try:
+                data = await self.client.model_data(model)
+            except UnknownModel:
+                data = None  # the request itself will say so
+            answers = {**(answers or {}), **({model: data} if data is not None else {})}
+        if not answers:
+            return
+        changed = self.model_catalog.remember(answers, self.clock())
+        if changed and model == self.model:
+            self.model = model  # the new window, output cap and capabilities take effect
+        self.projector.configure_endpoint(cache_editing=self.model_catalog.supports_cache_editing(self.model))
 
     def tool_runtime(self, ask: ApprovalCallback | None) -> ToolRuntime:
         return ToolRuntime(
@@ -318,7 +344,9 @@ class Session:
     def add_usage(self, usage: Usage, model: str) -> None:
         self.usage_total = self.usage_total + usage
         self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
-        self.cost_total_usd += cost_usd(usage, model, self.model_catalog.info(model))
+        cost = cost_usd(usage, model, self.model_catalog.info(model))
+        self.cost_total_usd = add_cost(self.cost_total_usd, cost)
+        self.cost_by_model[model] = add_cost(self.cost_by_model.get(model, 0.0), cost)
 
     def interrupt(self) -> None:
         """Stop the running turn; the loop records what happened and leaves a valid history."""

@@ -40,7 +40,7 @@ from agent_repl.core.events import (
 )
 from agent_repl.core.file_state import ReadLedger
 from agent_repl.core.messages import ToolUseBlock, Usage
-from agent_repl.core.models import resolve_model
+from agent_repl.core.models import add_cost, resolve_model
 from agent_repl.core.persisted_output import ensure_private_dir
 from agent_repl.core.settings import Settings
 from agent_repl.core.system_prompt import environment_section
@@ -131,8 +131,8 @@ class SubagentRunner:
             permissions=parent.permissions,
             clock=parent.clock,
             system_prompt=f"{definition.prompt}\n\n{environment_section(parent.cwd)}",
+            model_catalog=parent.model_catalog,
         )
-        child.model_catalog = parent.model_catalog
         child.capabilities_checked = True
         child.mode = parent.mode
         # Its stop runs SubagentStop hooks (not Stop); the parent's runner keeps /hooks' last results.
@@ -170,7 +170,7 @@ class SubagentRunner:
         finally:
             watcher.cancel()
             self.parent.usage_total = self.parent.usage_total + child.usage_total
-            self.parent.cost_total_usd += child.cost_total_usd
+            self.parent.cost_total_usd = add_cost(self.parent.cost_total_usd, child.cost_total_usd)
             await child.sink.close()  # type: ignore[attr-defined]
 
     @staticmethod

@@ -95,7 +95,7 @@ async def model_command(ctx: CommandContext, args: str) -> CommandResult:
         return TextOutput(str(exc), level="error")
     data = await session.client.model_data(model)
     if data is not None:
-        session.model_catalog.learn(model, data)
+        session.model_catalog.remember({model: data}, session.clock())
     previous = session.model
     session.model = model  # the pipeline follows: window, thinking, compaction
     return ModelReport(model, previous, session.settings.context_window or session.model_info.context_window, [])

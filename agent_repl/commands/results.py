@@ -34,7 +34,8 @@ class HelpReport:
 class CostReport:
     model: str
     usage: Usage
-    cost_usd: float
+    # None: a model used has no known price.
+    cost_usd: float | None
     requests: int
 
 

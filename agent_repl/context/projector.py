@@ -64,9 +64,13 @@ class Pipeline:
         cache_read_multiplier: float | None = None,
         output_multiplier: float | None = None,
         request_fields: Mapping[str, Any] | None = None,
+        token_ratio: float | None = None,
     ) -> None:
         config = self.state.config
         config.request_fields = dict(request_fields or {})
+        if token_ratio is not None and token_ratio != config.token_ratio:
+            # Another tokenizer: what was learned of the last one says nothing of this one.
+            config.token_ratio = self.state.tokens.ratio = token_ratio
         if cache_read_multiplier is not None:
             config.cache_read_multiplier = cache_read_multiplier
         if output_multiplier is not None:

@@ -90,6 +90,8 @@ class PipelineConfig:
     cache_read_multiplier: float = 0.1
     # Its output price relative to base input (what a summary costs to write).
     output_multiplier: float = 5.0
+    # The model's tokenizer family's cl100k ratio: where the learned ratio (TokenAccounting) starts.
+    token_ratio: float = DEFAULT_CLAUDE_RATIO
     # Automatic snip (R3.3.2): only over this share of the effective window, and only while no
     # summary manages the context. Every automatic snip rewrites the cached prefix from the snip
     # point, which costs about what a compaction does, and with autocompact on the compaction

@@ -19,8 +19,6 @@ from agent_repl.core.events import StreamEvent, TextDelta, ThinkingDelta
 from agent_repl.core.messages import ContentBlock, Usage
 
 _BLOCKS = TypeAdapter(list[ContentBlock])
-# The capability our emulator advertises for its cache-editing beta (not in the public API).
-CACHE_EDITS_CAPABILITY = "cache_edits_agent_repl"
 RETRYABLE_STREAM_ERROR_TYPES = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 # The stream's own event types (the SDK adds helper events such as `text` between them).
 RAW_STREAM_EVENTS = frozenset(
@@ -238,22 +236,21 @@ class ModelClient:
         self._model_data[model] = data
         return data
 
+    async def model_listing(self) -> dict[str, dict[str, Any]] | None:
+        """Every listed model's ModelInfo (`GET /v1/models`, all pages), by id; None when the
+        endpoint has no models API or could not answer."""
+        try:
+            pages = self.sdk().beta.models.list(limit=1000, betas=[ON_DEMAND_COMPACTION_BETA])
+            return {m.id: m.model_dump(mode="json") async for m in pages}
+        except Exception:  # no models API here (a proxy, an old endpoint): the table decides
+            return None
+
     async def list_models(self) -> list[dict[str, Any]]:
         """Every model the endpoint lists (`GET /v1/models`, all pages), newest first; [] on failure."""
         try:
             return [m.model_dump(mode="json") async for m in self.sdk().models.list(limit=100)]
         except Exception:
             return []
-
-    async def supports_cache_editing(self, model: str) -> bool:
-        """Whether the endpoint advertises our cache-editing beta for `model` (GET /v1/models/{id})."""
-        try:
-            data = await self.model_data(model)
-        except UnknownModel:
-            return False
-        capabilities = (data or {}).get("capabilities") or {}
-        context_management = capabilities.get("context_management") or {}
-        return bool((context_management.get(CACHE_EDITS_CAPABILITY) or {}).get("supported"))
 
     async def close(self) -> None:
         if self._sdk is not None:

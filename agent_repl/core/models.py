@@ -1,18 +1,20 @@
 """What the agent needs to know about a model: window, output cap, prices (per MTok, USD), thinking.
 
-Facts come from the built-in table, else from `GET /v1/models/{id}` (learned once per session
-into a `ModelCatalog`), else a conservative guess. `resolve_model` turns what a user typed
-(`opus`, `sonnet`, `haiku` or an id) into a model id the endpoint knows, or a clear error.
+The built-in table holds every current model; the endpoint's own answer (`GET /v1/models`,
+agent_repl.core.model_catalog) overrides its window, output cap and capabilities. Prices come
+only from the table (the API has none): a model without a published price costs `None`, shown
+as unknown rather than guessed. `resolve_model` turns what a user typed (`opus`, `sonnet`,
+`haiku` or an id) into a model id the endpoint knows, or a clear error.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agent_repl.core.messages import Usage
+from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO, tokenizer_ratio
 
 # Cache writes cost these multiples of the input price (5-minute and 1-hour lifetimes).
 CACHE_WRITE_5M_MULTIPLIER = 1.25
@@ -22,41 +24,91 @@ ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "c
 
 
 @dataclass(frozen=True)
+class LongPromptPrice:
+    """A higher rate for the whole request (output included) once its prompt (input, cache reads
+    and cache writes) is over `threshold_tokens`; cache rates keep their multiples of input."""
+
+    threshold_tokens: int
+    input_usd: float
+    output_usd: float
+
+
+@dataclass(frozen=True)
 class ModelInfo:
     context_window: int
     max_output_tokens: int
-    input_usd: float
-    output_usd: float
+    # None: no published price (the cost shows as unknown).
+    input_usd: float | None
+    output_usd: float | None
     cache_read_multiplier: float = 0.1
     # Whether the model thinks when a request sends no `thinking` field.
     thinking_default_on: bool = False
     # Accepts the API's on-demand compaction (beta compact-2026-09-04).
     on_demand_compaction: bool = False
+    # cl100k tokens times this is the first estimate of the model's own count (agent_repl.core.tokens).
+    token_ratio: float = DEFAULT_CLAUDE_RATIO
+    long_prompt: LongPromptPrice | None = None
+
+    @property
+    def priced(self) -> bool:
+        return self.input_usd is not None and self.output_usd is not None
 
     @property
     def output_multiplier(self) -> float:
         """The output price relative to base input (5 when the price is unknown)."""
-        return self.output_usd / self.input_usd if self.input_usd else 5.0
+        if self.input_usd and self.output_usd is not None:
+            return self.output_usd / self.input_usd
+        return 5.0
 
 
-def _modern(input_usd: float, output_usd: float, cache_read: float = 0.1) -> ModelInfo:
-    return ModelInfo(1_000_000, 128_000, input_usd, output_usd, cache_read, True, True)
+def _current(input_usd: float | None, output_usd: float | None, cache_read: float = 0.1, **fields: Any) -> ModelInfo:
+    """A 1M-window, 128K-output model on the newer tokenizer that thinks by default."""
+    facts: dict[str, Any] = {"thinking_default_on": True, "token_ratio": NEW_TOKENIZER_RATIO, **fields}
+    return ModelInfo(1_000_000, 128_000, input_usd, output_usd, cache_read, **facts)
 
 
+# Prices: the pricing page (platform.claude.com/docs/en/about-claude/pricing) and each model's
+# overview page (platform.claude.com/docs/en/models/<model>/overview), read 2026-12-04. Windows,
+# output caps and thinking defaults: the same overview pages; the models API overrides them.
 _MODELS: dict[str, ModelInfo] = {
-    "claude-opus-5-5": _modern(4.0, 20.0, 0.05),
-    # The reference calls Sonnet 5.5's read multiplier uncertain (0.05 or 0.1).
-    "claude-sonnet-5-5": _modern(2.0, 10.0),
-    "claude-haiku-5-5": _modern(0.10, 0.50),
-    "claude-opus-5": _modern(5.0, 25.0),
-    "claude-sonnet-5": _modern(2.0, 10.0),
+    # Cache reads at 0.025x: $0.25 against $10 input.
+    "claude-fable-5-1": _current(10.0, 50.0, 0.025),
+    "claude-mythos-5-1": _current(10.0, 50.0, 0.025),
+    # Cache reads at $0.20 against $4 input (0.05x).
+    "claude-opus-5-5": _current(4.0, 20.0, 0.05, on_demand_compaction=True),
+    # The reference calls Sonnet 5.5's read multiplier uncertain (its page says $0.20, 0.1x).
+    "claude-sonnet-5-5": _current(2.0, 10.0, on_demand_compaction=True),
+    # $0.10/$0.50 for prompts up to 100,000 tokens, $0.50/$2.50 over (models/haiku-5-5/overview).
+    "claude-haiku-5-5": _current(
+        0.10, 0.50, on_demand_compaction=True, long_prompt=LongPromptPrice(100_000, 0.50, 2.50)
+    ),
+    "claude-fable-5": _current(10.0, 50.0),
+    "claude-mythos-5": _current(10.0, 50.0),
+    "claude-opus-5": _current(5.0, 25.0, on_demand_compaction=True),
+    "claude-sonnet-5": _current(2.0, 10.0, on_demand_compaction=True),
+    # Adaptive thinking only, off unless asked for.
+    "claude-opus-4-8": _current(5.0, 25.0, thinking_default_on=False),
+    "claude-opus-4-7": _current(5.0, 25.0, thinking_default_on=False),
+    # Invitation only; the pricing page lists no price for it, so its cost is unknown. The docs do
+    # not say which tokenizer it uses (it came before Opus 4.7): the older ratio, corrected by usage.
+    "claude-mythos-preview": _current(None, None, token_ratio=DEFAULT_CLAUDE_RATIO),
     "claude-sonnet-4-6": ModelInfo(1_000_000, 128_000, 3.0, 15.0, on_demand_compaction=True),
     "claude-opus-4-6": ModelInfo(1_000_000, 128_000, 5.0, 25.0, on_demand_compaction=True),
     "claude-sonnet-4-5": ModelInfo(200_000, 64_000, 3.0, 15.0),
     "claude-opus-4-5": ModelInfo(200_000, 64_000, 5.0, 25.0),
     "claude-haiku-4-5": ModelInfo(200_000, 64_000, 1.0, 5.0),
 }
-UNKNOWN_MODEL = ModelInfo(200_000, 32_000, 3.0, 15.0)
+
+
+def table_models() -> list[str]:
+    """Every model id of the built-in table, newest lines first."""
+    return list(_MODELS)
+
+
+def unknown_model_info(model: str) -> ModelInfo:
+    """What is assumed of a model neither the table nor the endpoint describes: a 200K window, a
+    32K output cap, no price, and its version's tokenizer."""
+    return ModelInfo(200_000, 32_000, None, None, token_ratio=tokenizer_ratio(model))
 
 
 def known_model_info(model: str) -> ModelInfo | None:
@@ -64,47 +116,15 @@ def known_model_info(model: str) -> ModelInfo | None:
     if model in _MODELS:
         return _MODELS[model]
     for known, info in _MODELS.items():
-        if model.startswith(known + "-"):
+        suffix = model[len(known) + 1 :]
+        if model.startswith(known + "-") and len(suffix) == 8 and suffix.isdigit():
             return info
     return None
 
 
 def model_info(model: str) -> ModelInfo:
     """Known models from the table; a conservative guess otherwise (see `ModelCatalog`)."""
-    return known_model_info(model) or UNKNOWN_MODEL
-
-
-def info_from_api(data: Mapping[str, Any], base: ModelInfo = UNKNOWN_MODEL) -> ModelInfo:
-    """Facts from a `GET /v1/models/{id}` ModelInfo body; prices stay the guess (the API has none)."""
-    capabilities = data.get("capabilities") or {}
-    thinking_types = ((capabilities.get("thinking") or {}).get("types")) or {}
-    supported = {name for name, flag in thinking_types.items() if (flag or {}).get("supported")}
-    compaction = (capabilities.get("compaction") or {}).get("summarize") or {}
-    return dataclasses.replace(
-        base,
-        context_window=int(data.get("max_input_tokens") or base.context_window),
-        max_output_tokens=int(data.get("max_tokens") or base.max_output_tokens),
-        # Only a model that cannot turn thinking off surely thinks by default.
-        thinking_default_on=bool(supported - {"disabled", "between_tools"}) and "disabled" not in supported,
-        on_demand_compaction=bool(compaction.get("supported")),
-    )
-
-
-@dataclass
-class ModelCatalog:
-    """The table plus what the endpoint said about models it lacks (one session's cache)."""
-
-    learned: dict[str, ModelInfo] = field(default_factory=dict)
-
-    def info(self, model: str) -> ModelInfo:
-        return known_model_info(model) or self.learned.get(model) or UNKNOWN_MODEL
-
-    def learn(self, model: str, data: Mapping[str, Any]) -> bool:
-        """Keep the endpoint's facts for a model the table lacks; whether anything was learned."""
-        if known_model_info(model) is not None:
-            return False
-        self.learned[model] = info_from_api(data)
-        return True
+    return known_model_info(model) or unknown_model_info(model)
 
 
 class ModelLookupError(ValueError):
@@ -204,9 +224,21 @@ def price_usd(
     return (input_units * input_usd + output_tokens * output_usd) / 1_000_000
 
 
-def cost_usd(usage: Usage, model: str, info: ModelInfo | None = None) -> float:
-    """Cost at the documented multipliers: 5m writes 1.25x, 1h writes 2x, reads at the model's rate."""
+def prompt_tokens(usage: Usage) -> int:
+    """The request's prompt as long-prompt pricing counts it: input, cache reads and cache writes."""
+    return usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+
+
+def cost_usd(usage: Usage, model: str, info: ModelInfo | None = None) -> float | None:
+    """One request's cost at the documented multipliers: 5m writes 1.25x, 1h writes 2x, reads at
+    the model's rate, and the long-prompt rate when its prompt is over the threshold. None when
+    the model has no known price."""
     info = info or model_info(model)
+    if info.input_usd is None or info.output_usd is None:
+        return None
+    input_usd, output_usd = info.input_usd, info.output_usd
+    if info.long_prompt is not None and prompt_tokens(usage) > info.long_prompt.threshold_tokens:
+        input_usd, output_usd = info.long_prompt.input_usd, info.long_prompt.output_usd
     five_minute = usage.ephemeral_5m_input_tokens
     one_hour = usage.ephemeral_1h_input_tokens
     if five_minute + one_hour != usage.cache_creation_input_tokens:
@@ -217,7 +249,17 @@ def cost_usd(usage: Usage, model: str, info: ModelInfo | None = None) -> float:
         cache_write_1h_tokens=one_hour,
         cache_read_tokens=usage.cache_read_input_tokens,
         output_tokens=usage.output_tokens,
-        input_usd=info.input_usd,
-        output_usd=info.output_usd,
+        input_usd=input_usd,
+        output_usd=output_usd,
         cache_read_multiplier=info.cache_read_multiplier,
     )
+
+
+def cost_text(cost: float | None) -> str:
+    """A cost as shown to the user: `$0.0123`, or `?` when a model used has no known price."""
+    return "?" if cost is None else f"${cost:.4f}"
+
+
+def add_cost(total: float | None, cost: float | None) -> float | None:
+    """A running total that stays unknown once any part of it is."""
+    return None if total is None or cost is None else total + cost

@@ -96,10 +96,12 @@ class Projector(Protocol):
         cache_read_multiplier: float | None = None,
         output_multiplier: float | None = None,
         request_fields: Mapping[str, Any] | None = None,
+        token_ratio: float | None = None,
     ) -> None:
         """The model being called: the thinking prefix seed (`prompt_seed_for` gives it for a tool
         list with deferred tools loaded), what the model accepts, its cache-read and output prices,
-        and the fields every request carries (`thinking`, `output_config`)."""
+        the fields every request carries (`thinking`, `output_config`), and its tokenizer's cl100k
+        ratio (the estimates start from it when it changes)."""
         ...
 
     def set_window(self, context_window: int) -> None:

@@ -7,12 +7,20 @@ encoder is loaded once per process on first use.
 from __future__ import annotations
 
 import functools
+import re
 
 import tiktoken
 
 # Claude's tokenizer gives about 1.07x cl100k on prose, code, JSON and shell output
 # (../shared/data/tokenizer_samples/RESULTS.json); the session refines this from real usage.
 DEFAULT_CLAUDE_RATIO = 1.07
+# Claude 4.7 and later models use a newer tokenizer: "the same text counts as approximately 30%
+# more tokens" (platform.claude.com, models/haiku-5-5/overview, read 2026-12-04).
+NEW_TOKENIZER_RATIO = round(DEFAULT_CLAUDE_RATIO * 1.3, 2)
+# The first model version on the newer tokenizer.
+NEW_TOKENIZER_SINCE = (4, 7)
+# `claude-<line>-<major>[-<minor>]`, then a date or the end; a minor has one or two digits (a date eight).
+_VERSIONED_ID = re.compile(r"^claude-[a-z]+-(\d+)(?:-(\d{1,2}))?(?:-\d{8})?$")
 # A fixed cost for an image block, roughly what a ~1000x1000 image costs.
 IMAGE_TOKENS = 1_600
 
@@ -30,3 +38,13 @@ def cl100k_tokens(text: str) -> int:
 
 def estimate_tokens(text: str, ratio: float = DEFAULT_CLAUDE_RATIO) -> int:
     return round(cl100k_tokens(text) * ratio)
+
+
+def tokenizer_ratio(model: str) -> float:
+    """The cl100k ratio of the model's tokenizer family: the newer one from Claude 4.7 on, the
+    older one for earlier versions and for ids that name no version."""
+    match = _VERSIONED_ID.match(model)
+    if match is None:
+        return DEFAULT_CLAUDE_RATIO
+    version = (int(match.group(1)), int(match.group(2) or 0))
+    return NEW_TOKENIZER_RATIO if version >= NEW_TOKENIZER_SINCE else DEFAULT_CLAUDE_RATIO

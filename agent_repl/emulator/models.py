@@ -64,23 +64,30 @@ class ModelSpec:
 
 def _agent_facts(model_id: str) -> dict[str, Any]:
     """What the agent's own model table says of a model (agent_repl.core.models): window, output
-    cap, prices, read multiplier, thinking default and on-demand compaction, stated once there."""
+    cap, prices, read multiplier, thinking default, on-demand compaction, tokenizer ratio and
+    long-prompt price, stated once there. A model without a published price meters at zero."""
     info = known_model_info(model_id)
     assert info is not None, f"{model_id} is missing from agent_repl.core.models"
-    return {
+    facts: dict[str, Any] = {
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,
-        "input_usd_per_mtok": info.input_usd,
-        "output_usd_per_mtok": info.output_usd,
+        "input_usd_per_mtok": info.input_usd or 0.0,
+        "output_usd_per_mtok": info.output_usd or 0.0,
         "cache_read_multiplier": info.cache_read_multiplier,
         "thinking_default_on": info.thinking_default_on,
         "on_demand_compaction": info.on_demand_compaction,
+        "token_factor": info.token_ratio,
     }
+    if info.long_prompt is not None:
+        facts["tier_threshold_tokens"] = info.long_prompt.threshold_tokens
+        facts["input_usd_per_mtok_above_tier"] = info.long_prompt.input_usd
+        facts["output_usd_per_mtok_above_tier"] = info.long_prompt.output_usd
+    return facts
 
 
 def _modern(*, id: str, **fields: Any) -> ModelSpec:
-    """The *-5-5 generation: 512-token cache minimum, no prefill; adaptive thinking with its
-    display omitted, preserved thinking."""
+    """The *-5-5 generation (and Fable/Mythos 5.1): 512-token cache minimum, no prefill; adaptive
+    thinking with its display omitted, preserved thinking."""
     return ModelSpec(
         id=id,
         min_cacheable_tokens=512,
@@ -90,6 +97,11 @@ def _modern(*, id: str, **fields: Any) -> ModelSpec:
         **_agent_facts(id),
         **fields,
     )
+
+
+def _adaptive(*, id: str, **fields: Any) -> ModelSpec:
+    """Claude 4.6 to 5: adaptive thinking, no prefill (§9)."""
+    return ModelSpec(id=id, allows_prefill=False, **_agent_facts(id), **fields)
 
 
 def _legacy(*, id: str, **fields: Any) -> ModelSpec:
@@ -104,11 +116,15 @@ def _legacy(*, id: str, **fields: Any) -> ModelSpec:
 
 
 def _builtin_specs() -> list[ModelSpec]:
+    """Every model of the agent's table, newest of each line first (the models API's order);
+    thinking rules and cache minimums from §4.6 and §9 of the API reference."""
+    always_on = frozenset({"adaptive"})
+    switchable = frozenset({"adaptive", "disabled"})
     return [
         _modern(
             id="claude-opus-5-5",
             display_name="Claude Opus 5.5",
-            thinking_types=frozenset({"adaptive"}),
+            thinking_types=always_on,
             progress_as_thinking=True,
             forced_tool_choice=False,
             created_at="2026-09-22T00:00:00Z",
@@ -127,11 +143,84 @@ def _builtin_specs() -> list[ModelSpec]:
         _modern(
             id="claude-haiku-5-5",
             display_name="Claude Haiku 5.5",
-            tier_threshold_tokens=100_000,
-            input_usd_per_mtok_above_tier=0.50,
-            output_usd_per_mtok_above_tier=2.50,
             created_at="2026-10-07T00:00:00Z",
             line="haiku",
+        ),
+        _modern(
+            id="claude-fable-5-1",
+            display_name="Claude Fable 5.1",
+            thinking_types=always_on,
+            forced_tool_choice=False,
+            line="fable",
+        ),
+        _modern(
+            id="claude-mythos-5-1",
+            display_name="Claude Mythos 5.1",
+            thinking_types=always_on,
+            forced_tool_choice=False,
+            line="mythos",
+        ),
+        _adaptive(
+            id="claude-opus-5",
+            display_name="Claude Opus 5",
+            min_cacheable_tokens=512,
+            thinking_types=switchable,
+            created_at="2026-07-24T00:00:00Z",
+            line="opus",
+        ),
+        _adaptive(
+            id="claude-fable-5",
+            display_name="Claude Fable 5",
+            min_cacheable_tokens=512,
+            thinking_types=always_on,
+            created_at="2026-06-09T00:00:00Z",
+            line="fable",
+        ),
+        _adaptive(
+            id="claude-mythos-5",
+            display_name="Claude Mythos 5",
+            min_cacheable_tokens=512,
+            thinking_types=always_on,
+            created_at="2026-06-09T00:00:00Z",
+            line="mythos",
+        ),
+        _adaptive(
+            id="claude-sonnet-5",
+            display_name="Claude Sonnet 5",
+            min_cacheable_tokens=1_024,
+            thinking_types=switchable,
+            line="sonnet",
+        ),
+        _adaptive(id="claude-opus-4-8", display_name="Claude Opus 4.8", min_cacheable_tokens=1_024, line="opus"),
+        _adaptive(
+            id="claude-opus-4-7",
+            display_name="Claude Opus 4.7",
+            min_cacheable_tokens=2_048,
+            created_at="2026-04-16T00:00:00Z",
+            line="opus",
+        ),
+        _adaptive(
+            id="claude-mythos-preview",
+            display_name="Claude Mythos Preview",
+            min_cacheable_tokens=2_048,
+            thinking_types=frozenset({"adaptive", "enabled"}),
+            created_at="2026-04-07T00:00:00Z",
+            line="mythos",
+        ),
+        _adaptive(
+            id="claude-opus-4-6",
+            display_name="Claude Opus 4.6",
+            min_cacheable_tokens=4_096,
+            thinking_types=frozenset({"adaptive", "enabled", "disabled"}),
+            created_at="2026-02-05T00:00:00Z",
+            line="opus",
+        ),
+        _adaptive(
+            id="claude-sonnet-4-6",
+            display_name="Claude Sonnet 4.6",
+            min_cacheable_tokens=1_024,
+            thinking_types=frozenset({"adaptive", "enabled", "disabled"}),
+            line="sonnet",
         ),
         _legacy(
             id="claude-sonnet-4-5",

@@ -34,6 +34,7 @@ from agent_repl.commands.results import (
 )
 from agent_repl.context.ids import ID_LENGTH
 from agent_repl.context.snip import SnippableMessage
+from agent_repl.core.models import cost_text
 from agent_repl.core.persisted_output import format_size
 from agent_repl.core.visible import show_controls
 from agent_repl.ui.tool_render import one_line
@@ -167,7 +168,7 @@ def render_cost(report: CostReport) -> RenderableType:
     table.add_row("cache write", f"{usage.cache_creation_input_tokens:,}")
     table.add_row("cache read", f"{usage.cache_read_input_tokens:,}")
     table.add_row("output", f"{usage.output_tokens:,}")
-    table.add_row("cost", Text(f"${report.cost_usd:.4f}", style="bold"))
+    table.add_row("cost", Text(cost_text(report.cost_usd), style="bold"))
     return table
 
 

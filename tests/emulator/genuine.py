@@ -9,12 +9,13 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.blocks import content_blocks
 from agent_repl.emulator.signatures import thinking_signature
 from agent_repl.emulator.thinking_binding import BindingState, PrefixChain, system_digest, tools_digest
 from agent_repl.emulator.tokens import TokenCounter
 
-COUNTER = TokenCounter(1.07)
+COUNTER = TokenCounter(NEW_TOKENIZER_RATIO)
 
 
 def genuine(body: dict[str, Any], model_id: str) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.cache_edits import CACHE_EDITING_BETA
 from agent_repl.emulator.engine import Engine, Prepared
 from agent_repl.emulator.models import default_model_table
@@ -102,7 +103,7 @@ def test_delete_keeps_the_rest_of_the_prefix_a_hit_and_reports_deleted_tokens() 
     assert first.usage["cache_deleted_input_tokens"] == 0
 
     second = send(engine, request(with_delete(first_turns(), "Now summarize.")))
-    deleted = TokenCounter(1.07).count_text(output(1))
+    deleted = TokenCounter(NEW_TOKENIZER_RATIO).count_text(output(1))
     assert second.usage["cache_deleted_input_tokens"] == deleted
     # The whole old prefix reads from the cache, minus the deleted result's tokens.
     assert second.usage["cache_read_input_tokens"] == first.total_input_tokens - deleted
@@ -170,6 +171,6 @@ def test_count_tokens_applies_the_deletes() -> None:
     engine = make_engine()
     plain = engine.count_tokens(request(first_turns()), betas=BETAS)["input_tokens"]
     edited = engine.count_tokens(request(with_delete(first_turns(), "go")), betas=BETAS)["input_tokens"]
-    counter = TokenCounter(1.07)
+    counter = TokenCounter(NEW_TOKENIZER_RATIO)
     extra = counter.count_text("Both logs look long.") + counter.count_text("go")
     assert edited == plain - counter.count_text(output(1)) + extra

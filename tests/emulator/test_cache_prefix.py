@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.engine import Engine, Prepared
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import CallablePolicy, Reply
@@ -224,5 +225,5 @@ def test_tool_choice_change_keeps_tools_and_system_but_misses_messages() -> None
     request = body(conversation([para(1), para(2), para(3)]), system, tools=tools)
     send(engine, request)
     changed = send(engine, {**request, "tool_choice": {"type": "none"}})
-    prefix = TokenCounter(1.07).count_tool(tools[0]) + tokens(system[0]["text"])
+    prefix = TokenCounter(NEW_TOKENIZER_RATIO).count_tool(tools[0]) + tokens(system[0]["text"])
     assert changed.usage["cache_read_input_tokens"] == prefix

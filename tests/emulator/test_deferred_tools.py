@@ -47,7 +47,8 @@ def test_deferred_tools_cost_nothing_until_a_reference_loads_one(client):
     as_text = search_turn([{"type": "text", "text": "mcp__ledger__record_03"}])
     one_tool = count(client, [LOADED, undeferred[3]], question) - base
     loaded = count(client, [LOADED, *many], referenced) - count(client, [LOADED, *many], as_text)
-    assert abs(loaded - one_tool) <= 10
+    # The two differ only by the few tokens of the reference's own framing (about 10 cl100k tokens).
+    assert abs(loaded - one_tool) <= 15
 
 
 def test_a_reference_to_an_unknown_tool_or_an_all_deferred_list_is_refused(client):

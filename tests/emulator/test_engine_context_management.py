@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.context_edits import CLEARED_RESULT_TEXT, CONTEXT_MANAGEMENT_BETA
 from agent_repl.emulator.engine import Engine, Prepared
 from agent_repl.emulator.models import default_model_table
@@ -17,7 +18,7 @@ from .genuine import genuine
 
 BETAS = {CONTEXT_MANAGEMENT_BETA}
 EPHEMERAL = {"type": "ephemeral"}
-COUNTER = TokenCounter(1.07)
+COUNTER = TokenCounter(NEW_TOKENIZER_RATIO)
 SYSTEM = [{"type": "text", "text": "System prompt. " * 200, "cache_control": EPHEMERAL}]
 
 

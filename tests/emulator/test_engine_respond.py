@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.cache import CacheUsage
 from agent_repl.emulator.diagnostics import CACHE_DIAGNOSIS_BETA
 from agent_repl.emulator.engine import Completion, Engine, Prepared
@@ -18,7 +19,7 @@ from agent_repl.emulator.tokens import TokenCounter
 
 from .genuine import genuine
 
-COUNTER = TokenCounter(1.07)
+COUNTER = TokenCounter(NEW_TOKENIZER_RATIO)
 LONG_TEXT = "This answer goes on and on without end. " * 40
 
 

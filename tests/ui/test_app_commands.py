@@ -321,3 +321,28 @@ async def test_a_launch_error_exits_with_the_message_and_code_2(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: not app.is_running, what="exit")
     assert app.return_code == 2
+
+
+async def test_a_model_without_a_known_price_shows_its_cost_as_unknown(tmp_path):
+    from rich.console import Console
+
+    from agent_repl.ui.render import render_cost
+
+    project = tmp_path / "p"
+    project.mkdir()
+    session = fixed_session(_history(), cwd=project, home=tmp_path / "home")
+    session.model = "claude-mythos-preview"  # the pricing page lists no price for it
+    session.add_usage(Usage(input_tokens=1_000, output_tokens=50), "claude-mythos-preview")
+    assert session.cost_total_usd is None
+    app = AgentApp(StaticLauncher(session), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(140, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        line = str(app.status.render())
+        assert "cost: ?" in line and "$" not in line
+        [done] = await _command(pilot, seen, "/cost")
+        assert done.result.cost_usd is None
+    console = Console(record=True, width=80)
+    console.print(render_cost(done.result))
+    cost_row = [row for row in console.export_text().splitlines() if row.startswith("cost")]
+    assert cost_row and cost_row[0].split() == ["cost", "?"]

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from agent_repl.context.thresholds import autocompact_threshold
+from agent_repl.core.models import cost_text
 
 if TYPE_CHECKING:
     from agent_repl.core.events import AgentEvent
@@ -51,7 +52,7 @@ class StatusLine(Static):
         self.context_window = 0
         self.effective_window = 0
         self.cache_read_share: float | None = None
-        self.cost_usd = 0.0
+        self.cost_usd: float | None = 0.0
         self.session_label = ""
         self.note = ""
         # The permission mode's label ("" in the default mode).
@@ -66,7 +67,7 @@ class StatusLine(Static):
         context_window: int,
         effective_window: int,
         context_tokens: int,
-        cost_usd: float,
+        cost_usd: float | None,
         session_label: str,
         cache_read_share: float | None = None,
     ) -> None:
@@ -85,7 +86,7 @@ class StatusLine(Static):
         self.effective_window = effective_window
         self.refresh_line()
 
-    def apply(self, event: AgentEvent, *, cost_usd: float) -> None:
+    def apply(self, event: AgentEvent, *, cost_usd: float | None) -> None:
         from agent_repl.core.events import ContextProjected, TokenBudgetProgress, TurnStarted, UsageEvent
 
         match event:
@@ -129,7 +130,8 @@ class StatusLine(Static):
         if self.budget is not None:
             used, budget = self.budget
             text.append(f"  output {short_tokens(used)}/{short_tokens(budget)} ({used * 100 // budget}%)", style="cyan")
-        text.append(f"  ${self.cost_usd:.4f}")
+        # An unknown price is said as such, never guessed.
+        text.append(f"  {cost_text(self.cost_usd)}" if self.cost_usd is not None else "  cost: ?")
         if self.session_label:
             text.append(f"  {self.session_label}", style="dim")
         if self.note:
