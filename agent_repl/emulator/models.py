@@ -148,6 +148,7 @@ def _builtin_specs() -> list[ModelSpec]:
         ),
         _modern(
             id="claude-fable-5-1",
+            sampling_params=False,
             display_name="Claude Fable 5.1",
             thinking_types=always_on,
             forced_tool_choice=False,
@@ -155,6 +156,7 @@ def _builtin_specs() -> list[ModelSpec]:
         ),
         _modern(
             id="claude-mythos-5-1",
+            sampling_params=False,
             display_name="Claude Mythos 5.1",
             thinking_types=always_on,
             forced_tool_choice=False,
@@ -162,6 +164,7 @@ def _builtin_specs() -> list[ModelSpec]:
         ),
         _adaptive(
             id="claude-opus-5",
+            sampling_params=False,
             display_name="Claude Opus 5",
             min_cacheable_tokens=512,
             thinking_types=switchable,
@@ -170,6 +173,7 @@ def _builtin_specs() -> list[ModelSpec]:
         ),
         _adaptive(
             id="claude-fable-5",
+            sampling_params=False,
             display_name="Claude Fable 5",
             min_cacheable_tokens=512,
             thinking_types=always_on,
@@ -178,6 +182,7 @@ def _builtin_specs() -> list[ModelSpec]:
         ),
         _adaptive(
             id="claude-mythos-5",
+            sampling_params=False,
             display_name="Claude Mythos 5",
             min_cacheable_tokens=512,
             thinking_types=always_on,
@@ -186,16 +191,25 @@ def _builtin_specs() -> list[ModelSpec]:
         ),
         _adaptive(
             id="claude-sonnet-5",
+            sampling_params=False,
             display_name="Claude Sonnet 5",
             min_cacheable_tokens=1_024,
             thinking_types=switchable,
             line="sonnet",
         ),
-        _adaptive(id="claude-opus-4-8", display_name="Claude Opus 4.8", min_cacheable_tokens=1_024, line="opus"),
+        _adaptive(
+            id="claude-opus-4-8",
+            display_name="Claude Opus 4.8",
+            min_cacheable_tokens=1_024,
+            sampling_params=False,
+            line="opus",
+        ),
         _adaptive(
             id="claude-opus-4-7",
             display_name="Claude Opus 4.7",
             min_cacheable_tokens=2_048,
+            # Sampling parameters are a 400 from Claude 4.7 on (§9).
+            sampling_params=False,
             created_at="2026-04-16T00:00:00Z",
             line="opus",
         ),
