@@ -3,7 +3,8 @@
 The count the thresholds use is the last response's usage (input + cache read + cache write +
 output: what the API itself counted) plus an estimate of everything appended after that
 response, minus what snip freed since (the usage cannot see it). Estimates are cl100k counts
-(offline) times a ratio learned from the API's own counts during the session. Counts are
+(offline) times a ratio that starts from the model's tokenizer family (agent_repl.core.tokens)
+and is then learned from the API's own counts during the session. Counts are
 memoized by text, so the cost of a turn follows what changed, not the history's length.
 """
 
