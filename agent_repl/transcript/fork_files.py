@@ -28,6 +28,9 @@ from agent_repl.transcript.records import ContentReplacementRecord
 
 R = TypeVar("R")
 TOOL_RESULTS = "tool-results"
+# A saved output larger than this stays where it is (its preview keeps the original path): the
+# copy is read whole to take credentials out.
+MAX_COPIED_BYTES = 64 * 1024 * 1024
 COMPACTION_FILES = "agent-acompact-*"
 
 
@@ -35,7 +38,9 @@ def session_folder(transcript: Path) -> Path:
     return transcript.with_suffix("")
 
 
-def copy_session_files(source: Path, target: Path, redact: Callable[[str], str]) -> list[str]:
+def copy_session_files(
+    source: Path, target: Path, redact: Callable[[str], str], *, max_bytes: int = MAX_COPIED_BYTES
+) -> list[str]:
     """Copy the source session's `tool-results/` files and compaction records into the target's
     folder, with credentials taken out as from the rest of the copy; the names of the tool-results
     files copied. Only regular files are copied, from folders that are no symlinks: a session
@@ -46,12 +51,12 @@ def copy_session_files(source: Path, target: Path, redact: Callable[[str], str])
     copied: list[str] = []
     results = origin / TOOL_RESULTS
     for path in sorted(results.iterdir()) if _real_dir(results) else []:
-        if _real_file(path) and _copy(path, copy / TOOL_RESULTS, redact):
+        if _real_file(path) and _copy(path, copy / TOOL_RESULTS, redact, max_bytes):
             copied.append(path.name)
     subagents = origin / "subagents"
     for path in sorted(subagents.glob(COMPACTION_FILES)) if _real_dir(subagents) else []:
         if _real_file(path):
-            _copy(path, copy / "subagents", redact)
+            _copy(path, copy / "subagents", redact, max_bytes)
     return copied
 
 
@@ -63,8 +68,10 @@ def _real_file(path: Path) -> bool:
     return not path.is_symlink() and path.is_file()
 
 
-def _copy(path: Path, directory: Path, redact: Callable[[str], str]) -> bool:
+def _copy(path: Path, directory: Path, redact: Callable[[str], str], max_bytes: int) -> bool:
     try:
+        if path.stat().st_size > max_bytes:
+            return False
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False

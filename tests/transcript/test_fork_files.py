@@ -119,3 +119,16 @@ def test_sub_agent_copies_do_not_follow_links_either(tmp_path):
     (linked.with_suffix("") / "subagents").symlink_to(secret.parent, target_is_directory=True)
     copy_subagents(linked, tmp_path / "s6.jsonl", [], lambda text: text)
     assert not (tmp_path / "s6").exists()
+
+
+def test_an_output_over_the_size_cap_stays_where_it_is(tmp_path):
+    source, target = tmp_path / "s1.jsonl", tmp_path / "s2.jsonl"
+    results = source.with_suffix("") / "tool-results"
+    results.mkdir(parents=True)
+    (results / "big.txt").write_text("x" * 101)
+    (results / "small.txt").write_text("x" * 100)
+    assert copy_session_files(source, target, lambda text: text, max_bytes=100) == ["small.txt"]
+    written = str(results / "big.txt")
+    history = [UserMessage(content=[ToolResultBlock(tool_use_id="t1", content=_preview(written))])]
+    point_to_copies(history, preview_rewriter(source, target, ["small.txt"]))
+    assert history[0].content[0].content == _preview(written)
