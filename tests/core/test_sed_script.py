@@ -39,3 +39,32 @@ def test_commands_that_run_write_or_read(script, expected):
 @pytest.mark.parametrize("script", ["s/a/b", "s/a/b/x", "k", "/unterminated", "1,", "y/ab/", "s/[a/b/"])
 def test_what_the_reader_cannot_read_is_never_called_harmless(script):
     assert [k for k, _ in kinds(script)] == ["unknown"]
+
+
+# --- against GNU sed itself ------------------------------------------------------------------------
+# `sed --sandbox` refuses, while reading the script, every command that runs a program or opens a
+# file (e, s///e, w, W, s///w, r, R). A script the reader calls harmless must never be one of them.
+
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SED = shutil.which("sed")
+GNU = SED is not None and "GNU" in subprocess.run([SED, "--version"], capture_output=True, text=True).stdout
+TOKENS = ["1", "$", ",", "/a/", "/[/]/", "\\,x,", "!", "{", "}", ";", "\n", "p", "d", "e", " id", "s/a/b/", "s/[/]/x/",
+          "s|a|b|", "g", "w x", "w", "r x", "R", "W y", "y/a/b/", "a foo", "a\\", "i\\\n", "c bar", ":l", "b l", "t",
+          "#c", " ", "\\", "/", "x", "N", "q", "l 2", "=", "I", "M", "~2", "+1", "0", "[", "]", "[:alpha:]", "s",
+          "s/x/y/e", "s/x/y/ge", "s/x/y/gw z", "s/[/]/y/e", "e", "1e", "$!e", "a\\\ne", "/e/p", "y/e/w/"]  # fmt: skip
+
+
+@pytest.mark.skipif(not GNU, reason="needs GNU sed")
+@settings(max_examples=1500, deadline=None, derandomize=True)
+@given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=8).map("".join))
+def test_a_script_the_reader_calls_harmless_passes_gnu_seds_sandbox(script):
+    if sed_effects(script):
+        return
+    run = subprocess.run([SED, "--sandbox", "-n", "-e", script], input="a\nb\n", capture_output=True, text=True,
+                         timeout=10)  # fmt: skip
+    assert "disabled in sandbox mode" not in run.stderr, script
