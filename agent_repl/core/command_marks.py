@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from agent_repl.core.shell_syntax import syntax_tree
+from agent_repl.core.command_effects import effects
+from agent_repl.core.shell_syntax import parse_line, syntax_tree
 
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "busybox"}
 # The options that hand an interpreter its program as text, per interpreter.
@@ -48,6 +49,17 @@ _WRAPPER_VALUES = {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-s", "
 _DOWNLOADERS = {"curl", "wget"}
 _WRITE_OPERATORS = {">", ">>", ">|", "&>", "&>>", "<>", ">&"}
 _HARMLESS_TARGETS = {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"}
+_REMOVERS = {"rm", "rmdir", "unlink", "shred"}
+_TEXT_NODES = {"word", "regex", "extglob_pattern", "heredoc_content", "heredoc_body"}
+# Commands that run a text argument as a shell command, and the options that hand it over (None: any argument).
+_TEXT_RUNNERS: dict[str, set[str] | None] = {
+    "su": {"-c", "--command"}, "flock": {"-c", "--command"}, "script": {"-c", "--command"},
+    "env": {"-S", "--split-string"}, "watch": None, "trap": None, "alias": None,
+}  # fmt: skip
+# Variables that make the command they are set for run other code or other programs.
+_CODE_VARIABLES = re.compile(r"^(PATH|LD_\w+|DYLD_\w+|PYTHON(PATH|STARTUP|HOME)|NODE_OPTIONS|NODE_PATH|BASH_ENV|ENV|"
+                             r"PROMPT_COMMAND|PS[0-4]|IFS|PAGER|EDITOR|VISUAL|LESSOPEN|LESSCLOSE|PERL5OPT|PERL5LIB|"
+                             r"RUBYOPT|RUBYLIB|GIT_\w+|SHELLOPTS|BASHOPTS|HOME|TMPDIR)$")  # fmt: skip
 _DQ_ESCAPE = re.compile(r"\\([\\\"$`\n])")
 _BACKSLASH = re.compile(r"\\(.)", re.DOTALL)
 
@@ -153,12 +165,13 @@ class _Finder:
             self.mark(node, node, "substitution", f"{shown} runs a command and puts its output into the line")
         elif kind == "process_substitution":
             self.mark(node, node, "substitution", f"{self.raw(node)[:2]}…) runs a command and passes it as a file")
-        elif kind in ("word", "heredoc_content", "heredoc_body") and node.named_child_count == 0 and self.expands(node):
-            # tree-sitter reads these backquotes as text; Bash runs them.
+        elif kind in _TEXT_NODES and node.named_child_count == 0 and self.expands(node):
+            # tree-sitter reads these backquotes (and `<(..)` in a ${..} operand) as text; Bash runs them.
             start = self.chars(node.start_byte)
-            for found in re.finditer(r"`[^`]*`?", self.raw(node)):
-                self.marks.append(CommandMark(start + found.start(), start + found.end(), "substitution",
-                                              "`…` runs a command and puts its output into the line"))  # fmt: skip
+            for found in re.finditer(r"`[^`]*`?|[<>]\([^)]*\)?", self.raw(node)):
+                note = ("`…` runs a command and puts its output into the line" if found[0].startswith("`")
+                        else f"{found[0][:2]}…) runs a command and passes it as a file")  # fmt: skip
+                self.marks.append(CommandMark(start + found.start(), start + found.end(), "substitution", note))
         elif kind == "file_redirect":
             self.redirect(node)
         elif kind == "redirected_statement":
@@ -202,7 +215,18 @@ class _Finder:
         return found
 
     def command(self, node: Node) -> None:
-        for i, (word, name, args) in enumerate(self.names(node)):
+        for child in node.children:
+            if child.type == "variable_assignment" and child.children:
+                name = self.raw(child.children[0])
+                if _CODE_VARIABLES.match(name):
+                    self.mark(child, child, "environment", f"{name}=… can make the command run other programs or code")
+        names = self.names(node)
+        fed = next((c for c in node.children if c.type in ("herestring_redirect", "heredoc_redirect")), None)
+        runner = next((w for w, n, _ in names if interpreter(n) is not None), None)
+        if fed is not None and runner is not None:
+            operator = next((self.raw(c) for c in fed.children if not c.is_named), "<<<")
+            self.mark(runner, runner, "code", f"{self.raw(runner)} runs the code it reads from {operator}")
+        for i, (word, name, args) in enumerate(names):
             if name is None:
                 if i == 0:
                     self.mark(word, word, "dynamic", "the command's name is only known when it runs")
@@ -221,14 +245,47 @@ class _Finder:
             elif (option := _decoding(base, values)) is not None:
                 end = args[values.index(option)] if option in values else word
                 self.mark(word, end, "decode", f"{base} {option} decodes text the dialog cannot show".replace("  ", " "))
-            elif base == "tee":
-                for arg, value in zip(args, values, strict=True):
-                    if value is not None and not value.startswith("-") and value not in _HARMLESS_TARGETS:
-                        self.mark(arg, arg, "write", f"tee writes to {value}")
-            elif base == "dd":
-                for arg, value in zip(args, values, strict=True):
-                    if value is None or value.startswith("of="):
-                        self.mark(arg, arg, "write", f"dd writes to {(value or '?')[3:] or '?'}")
+            elif base == "find":
+                self.find(args, values)
+            elif base in _TEXT_RUNNERS:
+                self.text_runner(word, base, args, values)
+            self.effects(word, base, args, values)
+
+    def text_runner(self, word: Node, base: str, args: list[Node], values: list[str | None]) -> None:
+        options = _TEXT_RUNNERS[base]
+        if options is None:
+            self.mark(word, word, "code", f"{base} runs text as a shell command")
+            return
+        for arg, value in zip(args, values, strict=True):
+            if value in options or (value and re.fullmatch(r"-[a-zA-Z]*c[a-zA-Z]*", value) and "-c" in options):
+                self.mark(word, arg, "code", f"{base} {value} runs its text as a shell command")
+                return
+
+    def effects(self, word: Node, base: str, args: list[Node], values: list[str | None]) -> None:
+        """The options that run code or write files, as the permission rules read them (`command_effects`)."""
+        found = effects([base, *values])
+        words = [word, *args]
+        for risk in found.runs:
+            if risk.at < len(words):  # past the words: a program read from the input, which the pipe marks show
+                self.mark(words[risk.at], words[risk.at], "runs", risk.reason)
+        for at, path in found.reads:
+            if path is not None and _outside(path):
+                self.mark(words[at], words[at], "read", f"{base} reads {path}")
+        for at, path in found.writes:
+            if path in _HARMLESS_TARGETS or path == ".":
+                continue
+            verb = "removes" if base in _REMOVERS else "writes to"
+            shown = path if path is not None else "a file only known when it runs"
+            self.mark(words[at], words[at], "write", f"{base} {verb} {shown}")
+
+    def find(self, args: list[Node], values: list[str | None]) -> None:
+        for arg, value in zip(args, values, strict=True):
+            if value in ("-exec", "-execdir", "-ok", "-okdir"):
+                self.mark(arg, arg, "runs", f"find {value} runs a command on each file it finds")
+            elif value == "-delete":
+                self.mark(arg, arg, "write", "find -delete removes the files it finds")
+            elif value in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+                self.mark(arg, arg, "write", f"find {value} writes a file")
 
     def pipeline(self, node: Node) -> None:
         stages: list[Node] = []
@@ -270,10 +327,12 @@ class _Finder:
 
     def redirect(self, node: Node) -> None:
         operator = next((self.raw(c) for c in node.children if not c.is_named), "")
-        if operator not in _WRITE_OPERATORS:
-            return
         target = next((c for c in node.named_children if c.type != "file_descriptor"), None)
         value = self.literal(target) if target is not None else None
+        if operator == "<" and value is not None and _outside(value):
+            self.mark(node, node, "read", f"< reads {value}")
+        if operator not in _WRITE_OPERATORS:
+            return
         if target is not None and target.type == "number" and operator == ">&":
             return  # `2>&1` joins two outputs, it writes no file
         if value in _HARMLESS_TARGETS or value == "-":
@@ -297,8 +356,28 @@ class _Finder:
                 return
 
 
+def _outside(path: str) -> bool:
+    """Whether a path names something outside the working folder whatever it is: absolute, in a
+    home folder, or climbing out with `..` (devices and the like excepted)."""
+    if path in _HARMLESS_TARGETS or path.startswith(("/dev/", "-")):
+        return False
+    return path.startswith(("/", "~")) or ".." in path.split("/")
+
+
 def command_marks(command: str) -> tuple[list[CommandMark], bool]:
     """The marks of a Bash command line, in order, and whether the parser read the whole line."""
     finder = _Finder(command)
     marks = sorted(finder.marks, key=lambda m: (m.start, -m.end))
     return marks, finder.complete
+
+
+# What the permission parser reports that the marks already show (a substitution, a line it could
+# not read, control characters).
+_SHOWN_BY_MARKS = {"command substitution runs another command", "the shell parser could not read the whole line",
+                   "control characters in the command"}  # fmt: skip
+
+
+def parse_hazards(command: str) -> list[str]:
+    """What the permission rules' own parse found that could run code no rule names, besides what
+    the marks show: `${x@P}`, arithmetic on variables, function definitions, unknown syntax."""
+    return [h for h in parse_line(command).hazards if h not in _SHOWN_BY_MARKS]

@@ -22,7 +22,7 @@ from typing import Literal
 from rich.cells import cell_len
 from rich.text import Text
 
-from agent_repl.core.command_marks import CommandMark, command_marks
+from agent_repl.core.command_marks import CommandMark, command_marks, parse_hazards
 from agent_repl.core.hidden_characters import FlaggedChar, describe, flagged_characters
 
 PieceStyle = Literal["plain", "risk", "flag", "elided"]
@@ -210,6 +210,8 @@ def command_notes(
         where = f" (line {command.count(chr(10), 0, first.start) + 1})" if multiline else ""
         more = f", and {len(same) - 1} more like it" if len(same) > 1 else ""
         notes.append(first.note + where + more)
+    if shell:
+        notes.extend(h for h in parse_hazards(command) if h not in notes)
     flags = flagged_characters(command)
     for kind, text in _CHAR_NOTES.items():
         found = [f for f in flags if f.kind == kind]

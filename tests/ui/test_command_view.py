@@ -138,3 +138,21 @@ def test_not_a_shell_command_gets_no_shell_marks():
     view = command_view("/etc/eval $(x)", 80, None, shell=False)
     assert view.notes == []
     assert all(p.style == "plain" for line in view.lines for p in line)
+
+
+def _corpus() -> list[str]:
+    from tests.reliability.hostile_commands import CASES
+
+    lines = [case[0] for case in CASES]
+    return lines + [padded(line or "ls", "\n") for line in lines[:50]] + [padded(line or "ls", " ") for line in lines[:50]]
+
+
+@pytest.mark.parametrize(("width", "height"), [(56, 8), (40, 3), (100, 20)])
+def test_every_hostile_line_keeps_its_first_and_last_lines_within_the_box(width: int, height: int):
+    for command in _corpus():
+        view, whole = command_view(command, width, height), command_view(command, width, None)
+        assert len(view.lines) <= height, command
+        assert all(cell_len(row) <= width for row in rows(view)), command
+        assert view.lines[0] == whole.lines[0] and view.lines[-1] == whole.lines[-1], command
+        assert view.hidden_lines == (0 if len(whole.lines) <= height else len(whole.lines) - height + 1), command
+        assert not any(c in view.text() for c in "\x1b\x07\u200b\u202e"), command
