@@ -121,6 +121,8 @@ async def test_two_concurrent_tasks_each_with_several_tool_calls_return_both_ans
                        and r["message"]["content"][0].get("type") == "tool_result") == calls
         # The session's usage and cost count the sub-agents' requests too.
         answered = [e for e in server.recordings.messages if e.status == 200]
+        # Sub-agents ask for the thinking's text as the parent does (Sonnet 5.5's notes are thinking).
+        assert {json.dumps(e.body.get("thinking")) for e in answered} == {'{"type": "adaptive", "display": "summarized"}'}
         assert session.usage_total.output_tokens == sum(e.usage["output_tokens"] for e in answered)
         assert session.usage_total.output_tokens > events[-1].usage.output_tokens
     finally:

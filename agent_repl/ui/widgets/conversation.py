@@ -37,6 +37,7 @@ from agent_repl.ui.widgets.messages import (
     LocalCommandView,
     NoticeView,
     StreamingAnswerView,
+    StreamingThinkingView,
     ThinkingView,
     UserMessageView,
 )
@@ -93,6 +94,7 @@ class Conversation(VerticalScroll):
         self._seen: set[str] = set()
         self._stream: MarkdownStream | None = None
         self._stream_view: StreamingAnswerView | None = None
+        self._thinking_view: StreamingThinkingView | None = None
         self._loading_older = False
 
     # -- the whole history -------------------------------------------------------------
@@ -194,6 +196,7 @@ class Conversation(VerticalScroll):
             SubagentProgress,
             SystemMessageEvent,
             TextDelta,
+            ThinkingDelta,
             ToolProgress,
             ToolResultEvent,
             TurnEnded,
@@ -207,6 +210,8 @@ class Conversation(VerticalScroll):
                 self.anchor()
             case TextDelta(text=text):
                 await self._stream_text(text)
+            case ThinkingDelta(text=text):
+                await self._stream_thinking(text)
             case AssistantMessageEvent():
                 await self._assistant(event)
             case ToolProgress(tool_use_id=tool_use_id, text=text):
@@ -226,6 +231,7 @@ class Conversation(VerticalScroll):
                 await self.add_notice(f"retrying (attempt {attempt}) after: {error}", "warning")
             case TurnEnded():
                 await self._end_stream()
+                await self._end_thinking()
                 await self.add_messages(history)
 
     def _tool_block(self, tool_use_id: str) -> ToolBlock | None:
@@ -250,8 +256,24 @@ class Conversation(VerticalScroll):
             self._stream = Markdown.get_stream(view)
         await self._stream.write(show_controls(text))
 
+    async def _stream_thinking(self, text: str) -> None:
+        if not text:
+            return
+        if self._thinking_view is None:
+            self._thinking_view = StreamingThinkingView()
+            await self.mount(self._thinking_view)
+        self._thinking_view.add(text)
+
+    async def _end_thinking(self) -> None:
+        """The streamed thought goes: its finished message (or nothing, when interrupted) stays."""
+        if self._thinking_view is not None:
+            view, self._thinking_view = self._thinking_view, None
+            await view.remove()
+
     async def _assistant(self, event: AssistantMessageEvent) -> None:
         message = event.message
+        if any(block.type == "thinking" for block in message.content):
+            await self._end_thinking()
         is_text = bool(message.content) and message.content[0].type == "text"
         view = self._stream_view
         await self._end_stream()

@@ -113,6 +113,21 @@ class ThinkingView(Static):
             self.set_class(mark == "collapsed", "-in-collapse")
 
 
+class StreamingThinkingView(Static):
+    """Thinking as it streams, dimmed, its last lines only; the finished thought takes its place."""
+
+    def __init__(self) -> None:
+        super().__init__(classes="message thinking streaming")
+        self.text = ""
+
+    def add(self, text: str) -> None:
+        self.text += text
+        lines = show_controls(self.text.strip("\n")).split("\n")
+        shown = Text("✻ ", style="dim")
+        shown.append("\n  ".join(lines[-THINKING_COLLAPSED_LINES:]), style="dim italic")
+        self.update(shown)
+
+
 class StreamingAnswerView(Markdown):
     """The reply being streamed, fed through `Markdown.get_stream`; replaced by an
     `AssistantMessageView` when its message is complete."""
