@@ -30,18 +30,18 @@ from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
 from agent_repl.core.hook_config import held_back_hooks
 from agent_repl.core.messages import Message, SystemMessage, utc_now
 from agent_repl.core.model_catalog import ModelCatalog
-from agent_repl.core.models import model_info
+from agent_repl.core.models import ModelLookupError, model_info, resolve_model_sync
 from agent_repl.core.permission_mode import PermissionMode
 from agent_repl.core.permissions import ApprovalCallback
 from agent_repl.core.redaction import SecretRedactor
 from agent_repl.core.request import tool_definitions
-from agent_repl.core.settings import Settings
+from agent_repl.core.settings import Settings, trust_project
 from agent_repl.core.system_prompt import build_system_prompt
 from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
 from agent_repl.core.tokens import cl100k_tokens
 from agent_repl.core.tool import Tool
 from agent_repl.core.transcript_sink import SessionWriteError
-from agent_repl.core.trust import allow_grants
+from agent_repl.core.trust import allow_grants, change_grants, setting_grants
 from agent_repl.mcp.config import held_back_servers, project_servers_trusted
 from agent_repl.mcp.manager import McpManager
 from agent_repl.session import Session
@@ -81,13 +81,33 @@ def git_branch(cwd: Path) -> str:
 
 
 def held_back_grants(settings: Settings, cwd: Path) -> list[str]:
-    """What the folder's own settings would grant once trusted: the trust question lists it."""
-    return [
+    """What the folder's own settings would grant or change once trusted: the trust question lists
+    it (first, what changed since the folder was last trusted), print mode names it in one warning."""
+    grants = [
         *allow_grants(settings.untrusted_allow),
+        *setting_grants(settings.held_back, settings.unknown_held_back),
         *held_back_servers(settings, cwd),
         *held_back_definitions(cwd, project_trusted=project_servers_trusted(settings)),
         *held_back_hooks(settings),
     ]
+    return [*change_grants(settings.trust_changes), *grants] if grants else []
+
+
+def trust_folder(settings: Settings, cwd: Path) -> tuple[Settings, list[str]]:
+    """The user said yes: the folder's own settings apply from now on (and it is remembered).
+
+    Returns the new settings and what to tell the user: the trust could not be remembered, or the
+    model the folder names is unknown here (the session keeps the one it had)."""
+    trusted, problem = trust_project(settings, cwd)
+    notices = [f"{problem} (trusted for this run only)"] if problem else []
+    if trusted.model != settings.model:
+        try:
+            model = resolve_model_sync(trusted.api_key, trusted.base_url, trusted.model, trusted.auth_token)
+        except ModelLookupError as exc:
+            notices.append(f"{exc} This session keeps {settings.model}.")
+            model = settings.model
+        trusted = trusted.model_copy(update={"model": model})
+    return trusted, notices
 
 
 def find_resume_source(settings: Settings, cwd: Path, target: str | None, *, latest: bool) -> ResumeSource | None:

@@ -226,16 +226,14 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
 
         try:
             if args.print_prompt is not None:
-                if launch.settings.untrusted_allow:
-                    from agent_repl.core.trust import untrusted_warning
+                from agent_repl.bootstrap import held_back_grants
+                from agent_repl.core.trust import untrusted_warning
+                from agent_repl.core.visible import show_controls
 
-                    print(f"agent-repl: {untrusted_warning(cwd, launch.settings.untrusted_allow)}", file=err)
-                from agent_repl.core.hook_config import held_back_hooks
-
-                held_hooks = held_back_hooks(launch.settings)
-                if held_hooks:
-                    print(f"agent-repl: warning: not running {', '.join(held_hooks)} from {cwd}: this folder is not "
-                          "trusted; run agent-repl here once to trust it, or pass --trust-project", file=err)
+                held_back = held_back_grants(launch.settings, cwd)
+                if held_back:  # one line for everything the folder configures for itself
+                    warning = show_controls(untrusted_warning(cwd, held_back), newlines=False)
+                    print(f"agent-repl: {warning}", file=err)
                 prompt = args.print_prompt or args.prompt or ("" if sys.stdin.isatty() else sys.stdin.read())
                 if not prompt.strip():
                     print("agent-repl: -p needs a prompt (an argument or on stdin)", file=err)

@@ -164,11 +164,7 @@ def load_catalog(home: Path, cwd: Path, *, project_trusted: bool) -> AgentCatalo
                 catalog.problems.append(f"{path}: {exc}; that agent is not available")
                 continue
             catalog.definitions[definition.name] = definition
-    if catalog.held_back:
-        catalog.problems.append(
-            f"{len(catalog.held_back)} agent definition(s) of this project were not loaded: the folder is not trusted; "
-            "run agent-repl here once to trust it, or pass --trust-project"
-        )
+    # Held-back definitions are named by the trust question and print mode's one warning line.
     return catalog
 
 

@@ -2,6 +2,7 @@
 
 The file may hold other settings and rules; they are kept as they are. A file that is not a
 JSON object is never overwritten: the caller shows the error and the rule stays in memory only.
+Saving a rule in a trusted folder keeps it trusted (the trust record follows the user's own change).
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
+
+from agent_repl.core.credentials import home_from_env
+from agent_repl.core.trust import TrustError, WorkspaceTrust, file_digest
 
 
 class AllowRuleError(Exception):
@@ -60,6 +64,17 @@ def _write_settings(path: Path, data: dict) -> None:
         raise AllowRuleError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
+def _write_for_user(cwd: Path, path: Path, data: dict) -> None:
+    """Write the file for the user; a trusted folder stays trusted (the record follows this one
+    change, and only if the file was as the record knew it)."""
+    before = file_digest(path)
+    _write_settings(path, data)
+    try:
+        WorkspaceTrust(home_from_env(os.environ)).update_file(cwd, str(path.relative_to(cwd)), before)
+    except TrustError:
+        pass  # the folder is asked about again next time: nothing is granted by a failure here
+
+
 def persist_rule(cwd: Path, rule: str, kind: str = "allow") -> Path:
     """Add `rule` to `permissions.allow` (or `deny`) of the project settings (once); returns the file."""
     path = project_settings_path(cwd)
@@ -67,7 +82,7 @@ def persist_rule(cwd: Path, rule: str, kind: str = "allow") -> Path:
     rules = _rule_list(data, path, kind, rule)
     if rule not in rules:
         rules.append(rule)
-        _write_settings(path, data)
+        _write_for_user(cwd, path, data)
     return path
 
 
@@ -86,5 +101,5 @@ def remove_rule(cwd: Path, rule: str) -> bool:
             rules[:] = [r for r in rules if r != rule]
             found = True
     if found:
-        _write_settings(path, data)
+        _write_for_user(cwd, path, data)
     return found

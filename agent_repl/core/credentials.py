@@ -49,6 +49,8 @@ def named_in_settings(cwd: Path, env: Mapping[str, str]) -> list[str]:
     """`credential_env` from both settings files, read leniently (the full load reports errors later)."""
     names: list[str] = []
     for path in settings_files(cwd, env):
+        if not path.is_file():
+            continue  # absent, or a device or fifo that would never end
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, UnicodeDecodeError):

@@ -2,8 +2,9 @@
 
 Precedence, lowest first: defaults, `<home>/settings.json`, `./.agent_repl/settings.json`, the
 environment, command-line flags. The project file's allow rules count only in a trusted folder
-(`agent_repl.core.trust`); until then they wait in `untrusted_allow`. Nothing is read at import time: `load_settings` takes the
-environment and paths it may look at.
+(`agent_repl.core.trust`); until then they wait in `untrusted_allow`, and every other key of that
+file but its deny rules waits in `held_back` (permission mode, model, windows, sub-agent tools...).
+Nothing is read at import time: `load_settings` takes the environment and paths it may look at.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from agent_repl.core.thinking_request import (
     ThinkingDisplay,
     ThinkingMode,
 )
-from agent_repl.core.trust import TrustError, WorkspaceTrust
+from agent_repl.core.trust import TrustError, TrustStatus, WorkspaceTrust
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_HOME = Path(DEFAULT_HOME_TEXT)
@@ -159,6 +160,16 @@ class Settings(BaseModel):
     untrusted_allow: list[str] = Field(default_factory=list)
     # Whether the user trusts this folder (or `--trust-project`): its own MCP servers may start.
     project_trusted: bool = False
+    # Every other key of an untrusted project's settings file, with the value it would give the
+    # setting (only those that would change it): nothing of it applies until the folder is trusted.
+    held_back: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+    # The grant files of a folder trusted before that changed since (the question shows them).
+    trust_changes: list[str] = Field(default_factory=list, exclude=True, repr=False)
+    # Keys of an untrusted project's file that agent-repl does not know (Claude Code's `env`...):
+    # never applied; named with the rest of what waits for trust.
+    unknown_held_back: list[str] = Field(default_factory=list, exclude=True, repr=False)
+    # The folder's grant files as they were when the settings were read: a "yes" trusts exactly those.
+    grant_digests: dict[str, str] | None = Field(default=None, exclude=True, repr=False)
 
     @property
     def scrubbed_env(self) -> frozenset[str]:
@@ -222,11 +233,20 @@ FILE_KEYS = {
     "subagent_tools",
     "sandbox",
 }
+# Keys of a project's settings file that apply before the folder is trusted: deny rules and more
+# credential names only take away; its MCP servers and hooks are kept apart (project_mcp_servers,
+# project_hooks) and start only in a trusted folder. Every other key waits for trust.
+TRUST_FREE_KEYS = {"permissions", "credential_env", "project_mcp_servers", "project_hooks"}
 # Keys only the user's own settings file may set: a project's file is shared, and a helper runs code.
 USER_ONLY_KEYS = {"api_key", "api_key_helper"}
 
 
-def _read_settings_file(path: Path, *, user: bool = False) -> dict[str, Any]:
+def _read_settings_file(path: Path, *, user: bool = False, ignored: list[str] | None = None) -> dict[str, Any]:
+    """The file's settings, validated. With `ignored` (an untrusted project's file, which applies
+    nothing but its deny rules) unknown and user-only keys are listed there and dropped instead of
+    stopping the start."""
+    if path.exists() and not path.is_file():  # a device or a fifo would never end (or never start)
+        raise SettingsError(f"{path}: cannot read settings: not a regular file")
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -240,6 +260,9 @@ def _read_settings_file(path: Path, *, user: bool = False) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: settings must be a JSON object, got {type(data).__name__}")
     known = FILE_KEYS | USER_ONLY_KEYS if user else FILE_KEYS
+    if ignored is not None:
+        ignored.extend(sorted(set(data) - known))
+        data = {key: value for key, value in data.items() if key in known}
     misplaced = sorted(set(data) & USER_ONLY_KEYS - known)
     if misplaced:
         raise SettingsError(
@@ -297,19 +320,41 @@ def load_settings(
     user_file, project_file = settings_files(cwd, env)
     data: dict[str, Any] = {}
     data = _merge(data, _read_settings_file(user_file, user=True))
-    project = _read_settings_file(project_file)
+    status = WorkspaceTrust(home).status(cwd) if trusted is None else TrustStatus(trusted)
+    is_trusted = status.trusted
+    unknown: list[str] = []
+    project = _read_settings_file(project_file, ignored=None if is_trusted else unknown)
     if "mcp_servers" in project:
         project["project_mcp_servers"] = project.pop("mcp_servers")
     if "hooks" in project:
         project["project_hooks"] = project.pop("hooks")
     project_allow = list(project.get("permissions", {}).get("allow", []))
-    is_trusted = WorkspaceTrust(home).is_trusted(cwd) if trusted is None else trusted
-    if project_allow and not is_trusted:
-        project = {**project, "permissions": {"deny": project["permissions"].get("deny", [])}}
-        data["untrusted_allow"] = project_allow
+    withheld: dict[str, Any] = {}
+    if not is_trusted:
+        if project_allow:
+            project = {**project, "permissions": {"deny": project["permissions"].get("deny", [])}}
+            data["untrusted_allow"] = project_allow
+        withheld = {key: project.pop(key) for key in sorted(set(project) - TRUST_FREE_KEYS)}
     data = _merge(data, project)
+    settings = _finish(data, home=home, trusted=is_trusted, env=env, overrides=overrides)
+    if not is_trusted:
+        update = {"trust_changes": list(status.changes), "grant_digests": status.files, "unknown_held_back": unknown}
+        settings = settings.model_copy(update=update)
+    if not withheld:
+        return settings
+    # What those keys would make of the settings once trusted (the environment and flags still win).
+    would_be = _finish(_merge(data, withheld), home=home, trusted=is_trusted, env=env, overrides=overrides)
+    held = {key: getattr(would_be, key) for key in withheld if getattr(would_be, key) != getattr(settings, key)}
+    return settings.model_copy(update={"held_back": held})
+
+
+def _finish(
+    data: dict[str, Any], *, home: Path, trusted: bool, env: Mapping[str, str], overrides: Mapping[str, Any] | None
+) -> Settings:
+    """The files' merged data with the environment and the flags on top, validated."""
+    data = dict(data)
     data["home"] = home
-    data["project_trusted"] = is_trusted
+    data["project_trusted"] = trusted
     names = credential_names(data.get("credential_env") or [])
     data["credentials"] = {
         name: value for name, value in sorted(env.items()) if value and (name in names or looks_like_credential(name))
@@ -362,18 +407,20 @@ def load_settings(
 
 
 def trust_project(settings: Settings, cwd: Path) -> tuple[Settings, str | None]:
-    """The user trusted the folder: remember it and let the held-back allow rules (and the folder's
-    MCP servers) take effect.
+    """The user trusted the folder: remember it and let the held-back allow rules and settings (and
+    the folder's MCP servers, hooks and agents) take effect.
 
     The second value is why it could not be remembered (the rules still apply for this run).
     """
     try:
-        WorkspaceTrust(settings.home).trust(cwd)
+        WorkspaceTrust(settings.home).trust(cwd, settings.grant_digests)
         problem = None
     except TrustError as exc:
         problem = str(exc)
     permissions = settings.permissions.model_copy(
         update={"allow": [*settings.permissions.allow, *settings.untrusted_allow]}
     )
-    update = {"permissions": permissions, "untrusted_allow": [], "project_trusted": True}
+    update = {**settings.held_back, "permissions": permissions, "untrusted_allow": [], "held_back": {},
+              "trust_changes": [], "grant_digests": None, "unknown_held_back": [],
+              "project_trusted": True}  # fmt: skip
     return settings.model_copy(update=update), problem

@@ -102,13 +102,8 @@ def configured_servers(settings: Settings, cwd: Path) -> tuple[list[McpServerSpe
     for servers, scope, source in sources:
         for name, config in servers.items():
             specs[name] = McpServerSpec(name, config, scope, str(source), allowed=scope == "user" or trusted)
-    held_back = sorted(name for name, spec in specs.items() if not spec.allowed)
-    if held_back:
-        problems.append(
-            f"MCP server(s) {', '.join(held_back)} from this project were not started: the folder is not "
-            "trusted (they run commands the repository chose); run agent-repl here once to trust it, or pass "
-            "--trust-project"
-        )
+    # Servers held back for trust are not problems: the trust question and print mode's one
+    # warning line name them (agent_repl.bootstrap.held_back_grants).
     return [specs[name] for name in sorted(specs)], problems
 
 

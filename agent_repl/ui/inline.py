@@ -28,7 +28,7 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.text import Text
 
-from agent_repl.bootstrap import ResumeSource, close_session, held_back_grants, open_session
+from agent_repl.bootstrap import ResumeSource, close_session, held_back_grants, open_session, trust_folder
 from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
 from agent_repl.commands import results as r
 from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
@@ -50,8 +50,8 @@ from agent_repl.core.events import (
 from agent_repl.core.permission_mode import MODE_LABELS, PlanProposal
 from agent_repl.core.permissions import Answer, Decision, PermissionRequest
 from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.settings import Settings, trust_project
-from agent_repl.core.trust import trust_question
+from agent_repl.core.settings import Settings
+from agent_repl.core.trust import NOT_TRUSTED_NOTICE, trust_question
 from agent_repl.core.visible import show_controls
 from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.session import Session
@@ -341,11 +341,11 @@ async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, set
     except (EOFError, KeyboardInterrupt):
         answer = ""
     if answer.strip().lower()[:1] != "y":
-        console.print("[dim]not trusted: its own allow rules, MCP servers and hooks are ignored this time[/]")
+        console.print(f"[dim]{escape(NOT_TRUSTED_NOTICE)}[/]")
         return settings
-    settings, problem = trust_project(settings, cwd)
-    if problem:
-        console.print(f"[red]{escape(problem)} (trusted for this run only)[/]")
+    settings, problems = await asyncio.to_thread(trust_folder, settings, cwd)
+    for problem in problems:
+        console.print(f"[red]{escape(problem)}[/]")
     return settings
 
 

@@ -97,22 +97,19 @@ class Launcher:
     async def open(self, ask: ApprovalCallback, confirm_trust: TrustQuestion | None = None) -> Session:
         """The first session; `confirm_trust` is asked whether a folder's own allow rules may apply."""
         launch = await asyncio.to_thread(self._prepare_in_thread)
-        from agent_repl.bootstrap import held_back_grants, open_session
-        from agent_repl.core.settings import trust_project
+        from agent_repl.bootstrap import held_back_grants, open_session, trust_folder
         from agent_repl.core.transcript_sink import SessionWriteError
+        from agent_repl.core.trust import NOT_TRUSTED_NOTICE
 
         settings = launch.settings
         self.notices = list(launch.notices)
         held_back = held_back_grants(settings, self.cwd)
         if held_back and confirm_trust is not None:
             if await confirm_trust(self.cwd, held_back):
-                settings, problem = trust_project(settings, self.cwd)
-                if problem:
-                    self.notices.append(f"{problem} (trusted for this run only)")
+                settings, problems = await asyncio.to_thread(trust_folder, settings, self.cwd)
+                self.notices.extend(problems)
             else:
-                self.notices.append(
-                    "this folder is not trusted: its own allow rules, MCP servers and hooks are ignored this time"
-                )
+                self.notices.append(NOT_TRUSTED_NOTICE)
         self.settings = settings
         try:
             session = await open_session(settings, self.cwd, resume=launch.resume, ask=ask)

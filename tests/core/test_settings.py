@@ -32,9 +32,13 @@ def test_project_file_wins_and_rules_add_up(tmp_path):
     home = tmp_path / "home"
     write(home / "settings.json", {"model": "claude-opus-4-5", "permissions": {"allow": ["Bash(ls:*)"]}})
     write(tmp_path / ".agent_repl" / "settings.json", {"model": "claude-haiku-4-5", "permissions": {"deny": ["Bash(rm:*)"]}})
-    s = load_settings(cwd=tmp_path, env={"AGENT_REPL_HOME": str(home)})
+    s = load_settings(cwd=tmp_path, env={"AGENT_REPL_HOME": str(home)}, trusted=True)
     assert s.model == "claude-haiku-4-5"
     assert s.permissions.allow == ["Bash(ls:*)"] and s.permissions.deny == ["Bash(rm:*)"]
+    # Untrusted, only its deny rules apply; the model waits for trust with the value it would take.
+    untrusted = load_settings(cwd=tmp_path, env={"AGENT_REPL_HOME": str(home)})
+    assert untrusted.model == "claude-opus-4-5" and untrusted.held_back == {"model": "claude-haiku-4-5"}
+    assert untrusted.permissions.deny == ["Bash(rm:*)"]
 
 
 @pytest.mark.parametrize(

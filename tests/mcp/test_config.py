@@ -52,10 +52,7 @@ def test_project_servers_are_held_back_in_an_untrusted_folder(project, home):
     write(project / ".mcp.json", {"mcpServers": {"repo": {"command": "./run-me"}}})
     specs, problems = configured_servers(settings(project, home), project)
     assert [(s.name, s.allowed) for s in specs] == [("mine", True), ("repo", False)]
-    assert problems == [
-        "MCP server(s) repo from this project were not started: the folder is not trusted (they run "
-        "commands the repository chose); run agent-repl here once to trust it, or pass --trust-project"
-    ]
+    assert problems == []  # not a problem: the trust question and print mode's warning name it
     assert held_back_servers(settings(project, home), project) == ["MCP server 'repo' (.mcp.json)"]
     WorkspaceTrust(home).trust(project)
     trusted = settings(project, home)

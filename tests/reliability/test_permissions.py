@@ -152,9 +152,14 @@ def test_no_settings_key_turns_the_checks_off(tmp_path, home, key):
     settings_file = tmp_path / ".agent_repl" / "settings.json"
     settings_file.parent.mkdir()
     settings_file.write_text(json.dumps({key: True}))
-    done = run_cli(["-p", "hi"], tmp_path, cli_env(None, home))
+    # A trusted folder's file is read strictly: the start stops and names the file and the key.
+    done = run_cli(["-p", "hi", "--trust-project"], tmp_path, cli_env(None, home))
     assert done.returncode == 2
     assert str(settings_file) in done.stderr and key in done.stderr
+    # An untrusted folder's file applies nothing: an unknown key is ignored (and named), never obeyed.
+    if key != "permission_mode":
+        untrusted = load_settings(cwd=tmp_path, env={"AGENT_REPL_HOME": str(home)})
+        assert untrusted.skip_permissions is False and untrusted.unknown_held_back == [key]
 
 
 @pytest.mark.parametrize(

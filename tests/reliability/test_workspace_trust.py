@@ -8,6 +8,7 @@ mode ignores them with one warning line. Its deny rules always apply.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import subprocess
@@ -83,7 +84,8 @@ def test_a_broken_trust_file_trusts_nothing_and_is_rewritten_on_the_next_yes(clo
     assert not WorkspaceTrust(home).is_trusted(cloned)
     WorkspaceTrust(home).trust(cloned)
     assert WorkspaceTrust(home).is_trusted(cloned)
-    assert json.loads((home / TRUST_FILE).read_text()) == {"folders": [str(cloned.resolve())]}
+    files = {".agent_repl/settings.json": hashlib.sha256((cloned / ".agent_repl" / "settings.json").read_bytes()).hexdigest()}
+    assert json.loads((home / TRUST_FILE).read_text()) == {"trusted": {str(cloned.resolve()): {"files": files}}}
 
 
 # --- print mode ---------------------------------------------------------------------------------

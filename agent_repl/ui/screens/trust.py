@@ -1,4 +1,4 @@
-"""The workspace-trust question: may this folder's own settings allow things? (y trust, n or Esc not now)."""
+"""The workspace-trust question: may this folder's own settings apply? (y trust, n or Esc not now)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class TrustScreen(ModalScreen[bool]):
         self.rules = rules
         self.options = OptionList(
             Option(Text.assemble(("y", "bold"), "  Yes, trust this folder"), id="trust"),
-            Option(Text.assemble(("n", "bold"), "  No, not now: ignore its allow rules (esc)"), id="no"),
+            Option(Text.assemble(("n", "bold"), "  No, not now: ignore what it configures for itself (esc)"), id="no"),
             id="trust-options",
         )
 
