@@ -17,10 +17,10 @@ def test_the_strategy_comes_from_a_settings_file_or_the_environment(tmp_path):
     assert load_settings(cwd=tmp_path, env=env).context_strategy == "autocompact"
     (tmp_path / ".agent_repl").mkdir()
     (tmp_path / ".agent_repl" / "settings.json").write_text(json.dumps({"context_strategy": "collapse"}))
-    assert load_settings(cwd=tmp_path, env=env).context_strategy == "collapse"
+    assert load_settings(cwd=tmp_path, env=env, trusted=True).context_strategy == "collapse"
     both = {**env, "AGENT_REPL_CONTEXT_STRATEGY": "autocompact"}
-    assert load_settings(cwd=tmp_path, env=both).context_strategy == "autocompact"
-    flag = load_settings(cwd=tmp_path, env=both, overrides={"context_strategy": "collapse"})
+    assert load_settings(cwd=tmp_path, env=both, trusted=True).context_strategy == "autocompact"
+    flag = load_settings(cwd=tmp_path, env=both, overrides={"context_strategy": "collapse"}, trusted=True)
     assert flag.context_strategy == "collapse"
     with pytest.raises(SettingsError, match="context_strategy"):
         load_settings(cwd=tmp_path, env={**env, "AGENT_REPL_CONTEXT_STRATEGY": "fold"})

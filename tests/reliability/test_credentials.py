@@ -240,8 +240,10 @@ def test_a_failing_key_helper_or_a_key_in_a_project_file_stops_the_start_with_on
     ]  # fmt: skip
     for path, settings, message in cases:
         path.write_text(json.dumps(settings))
-        done = subprocess.run([str(AGENT), "-p", "hi"], cwd=project, env=env, capture_output=True, text=True,
-                              timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+        # A project's file is read strictly once trusted (untrusted, its keys are ignored, never run).
+        trust = ["--trust-project"] if path == project_file else []
+        done = subprocess.run([str(AGENT), "-p", "hi", *trust], cwd=project, env=env, capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
         path.unlink()
         assert done.returncode == 2 and message in done.stderr, done.stderr
         assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from agent_repl.core.permissions import Decision
+from agent_repl.core.trust import WorkspaceTrust
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.permission import PermissionScreen
 from agent_repl.ui.widgets.messages import AssistantMessageView, NoticeView, ThinkingView, UserMessageView
@@ -79,6 +80,7 @@ async def test_always_allow_is_saved_to_the_project_settings_keeping_what_was_th
     settings_file = project / ".agent_repl" / "settings.json"
     settings_file.parent.mkdir()
     settings_file.write_text(json.dumps({"max_retries": 2, "permissions": {"deny": ["Bash(rm:*)"]}}))
+    WorkspaceTrust(home).trust(project)  # its max_retries would otherwise wait for the trust question
     server = emulator(BASH_STEPS)
     app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
     seen: list = []
