@@ -47,7 +47,7 @@ from agent_repl.core.system_prompt import environment_section
 from agent_repl.core.tool import TaskRequest, Tool, ToolContext, ToolOutput
 from agent_repl.session import Session
 from agent_repl.transcript.convert import usage_to_json
-from agent_repl.transcript.paths import SessionPaths
+from agent_repl.transcript.paths import SessionPaths, write_private_text
 from agent_repl.transcript.writer import TranscriptWriter
 from tools.task import Task
 
@@ -150,7 +150,7 @@ class SubagentRunner:
         directory = ensure_private_dir(self.paths.subagents_dir)
         meta = {"agentType": definition.name, "description": args.description, "toolUseId": tool_use_id}
         path: Path = directory / f"agent-{agent_id}.meta.json"
-        path.write_text(json.dumps(meta) + "\n", encoding="utf-8")
+        write_private_text(path, json.dumps(meta) + "\n")
 
     async def run_task(self, args: TaskRequest, ctx: ToolContext) -> ToolOutput:
         definition = self.catalog.get(args.subagent_type)

@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from agent_repl.core.messages import Message, TextBlock, ToolResultBlock, UserMessage
 from agent_repl.core.persisted_output import PERSISTED_OUTPUT_CLOSING_TAG, PERSISTED_OUTPUT_TAG
-from agent_repl.transcript.paths import ensure_private_dir
+from agent_repl.transcript.paths import ensure_private_dir, write_private_text
 from agent_repl.transcript.records import ContentReplacementRecord
 
 R = TypeVar("R")
@@ -76,7 +76,7 @@ def _copy(path: Path, directory: Path, redact: Callable[[str], str], max_bytes: 
     except OSError:
         return False
     ensure_private_dir(directory)
-    (directory / path.name).write_text(redact(text), encoding="utf-8")
+    write_private_text(directory / path.name, redact(text))
     return True
 
 

@@ -11,6 +11,7 @@ the caller passes the `AGENT_REPL_HOME` value (or None) in.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,15 @@ from agent_repl.core.persisted_output import ensure_private_dir as ensure_privat
 FILE_MODE = 0o600
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+
+
+def write_private_text(path: Path, text: str) -> None:
+    """Write `path` so that only its owner may read it (0600 whatever the umask, and a file that
+    was there with a wider mode is narrowed); a symlink in its place is refused (OSError)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(fd, FILE_MODE)
+        handle.write(text)
 
 
 def resolve_home(agent_repl_home: str | None) -> Path:

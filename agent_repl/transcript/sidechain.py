@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agent_repl.core.messages import Message, UserMessage
 from agent_repl.transcript.loader import load_session
-from agent_repl.transcript.paths import ensure_private_dir
+from agent_repl.transcript.paths import ensure_private_dir, write_private_text
 
 
 def subagents_dir(transcript: Path) -> Path:
@@ -88,4 +88,4 @@ def copy_subagents(source: Path, target: Path, history: list[Message], redact: C
         except OSError:
             continue
         ensure_private_dir(copy)
-        (copy / path.name).write_text(redact(text), encoding="utf-8")
+        write_private_text(copy / path.name, redact(text))
