@@ -21,6 +21,7 @@ from typing import Any
 
 from agent_repl.core.atomic import write_atomic
 from agent_repl.core.models import ModelInfo, known_model_info, unknown_model_info
+from agent_repl.core.persisted_output import ensure_private_dir
 
 # How long an answer is taken as current; after that it is used until a fresh one arrives.
 MAX_AGE = timedelta(hours=24)
@@ -150,6 +151,7 @@ class ModelCatalog:
         }
         payload = json.dumps({"version": _CACHE_VERSION, "models": models}, indent=1, sort_keys=True)
         try:
+            ensure_private_dir(self.path.parent)  # in the agent's home, private like the rest of it
             write_atomic(self.path, payload.encode(), 0o600)
         except OSError as exc:
             self.problem = f"model cache {self.path} not written ({exc.strerror or exc})"
