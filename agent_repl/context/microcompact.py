@@ -33,7 +33,6 @@ from agent_repl.context.rounds import index_of
 from agent_repl.context.server_clear import clear_edit, plan_batch, record_batch
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineState
-from agent_repl.core.betas import CACHE_EDITING_BETA, CONTEXT_MANAGEMENT_BETA
 from agent_repl.core.messages import (
     AssistantMessage,
     Message,
@@ -238,16 +237,15 @@ class Microcompact(Stage):
             items=len(records[0].tool_use_ids) if records else 0,
             detail="server-side clear" if saved else "",
             body_extras={"context_management": {"edits": edits}},
-            betas=[CONTEXT_MANAGEMENT_BETA],
         )
         outcome.records.extend(records)
         return outcome
 
-    def decorate(self, drafts: list[WireDraft], view: list[Message], state: PipelineState) -> list[str]:
+    def decorate(self, drafts: list[WireDraft], view: list[Message], state: PipelineState) -> None:
         """Mark clearable results with `cache_reference` from the first time they are sent (so their
         bytes never change afterwards) and put each pinned `cache_edits` block back where it was first sent."""
         if not state.config.cache_editing:
-            return []
+            return
         clearable = {tid for _, tid in clearable_results(view, state)}
         for draft in drafts:
             if draft.role != "user":
@@ -266,7 +264,6 @@ class Microcompact(Stage):
             draft.content.append(
                 {"type": "cache_edits", "edits": [{"type": "delete", "cache_reference": tid} for tid in present]}
             )
-        return [CACHE_EDITING_BETA]
 
     def observe(self, usage: Usage, cleared_by_server: int, state: PipelineState) -> list[Message]:
         """What the server's clears and the cache edits' deletes were reported to free; the cached

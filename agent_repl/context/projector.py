@@ -109,7 +109,6 @@ class Pipeline:
         records: list[Any] = []
         new_messages: list[Message] = []
         body_extras: dict[str, Any] = dict(state.config.request_fields)
-        betas: list[str] = []
         effects: list[Callable[[], object]] = []
         running: int | None = None
         for stage in self._view_stages():
@@ -126,7 +125,6 @@ class Pipeline:
             records.extend(outcome.records)
             new_messages.extend(outcome.new_messages)
             body_extras.update(outcome.body_extras)
-            betas.extend(b for b in outcome.betas if b not in betas)
             effects.extend(outcome.effects)
         drafts = normalize_drafts(view, blocks_for=lambda m: state.facts.get(m).wire_blocks)
         loaded = boundary_loaded_tools(view) & state.config.deferred_tools
@@ -145,7 +143,7 @@ class Pipeline:
             where = f"from wire message {thinking.first_changed}"
             reports.append(StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}"))
         for stage in self._view_stages():
-            betas.extend(b for b in stage.decorate(drafts, view, state) if b not in betas)
+            stage.decorate(drafts, view, state)
         wire = [{"role": d.role, "content": d.content} for d in drafts]
         sources = [d.sources for d in drafts]
         # Where the next server-side batch would start: a breakpoint goes just before it.
@@ -159,7 +157,6 @@ class Pipeline:
             records=records,
             new_messages=new_messages,
             body_extras=body_extras,
-            betas=betas,
             wire_sources=sources,
             prompt_seed=seed,
             chain_after=list(thinking.chain_after),

@@ -33,9 +33,8 @@ class StageOutcome:
     detail: str = ""
     records: list[Any] = field(default_factory=list)
     new_messages: list[Message] = field(default_factory=list)
-    # Added to the request body (the public context_management edits) and its beta header.
+    # Added to the request body (the public context_management edits; the client names their beta).
     body_extras: dict[str, Any] = field(default_factory=dict)
-    betas: list[str] = field(default_factory=list)
     # Run once the projection is for real, never in a dry run (the budget's files).
     effects: list[Callable[[], object]] = field(default_factory=list)
 
@@ -46,9 +45,8 @@ class Stage:
     def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         raise NotImplementedError
 
-    def decorate(self, drafts: list[WireDraft], view: list[Message], state: PipelineState) -> list[str]:
-        """Mark the normalized wire messages in place; returns the beta headers that needs."""
-        return []
+    def decorate(self, drafts: list[WireDraft], view: list[Message], state: PipelineState) -> None:
+        """Mark the normalized wire messages in place (the client names the betas the marks need)."""
 
     def observe(self, usage: Usage, cleared_by_server: int, state: PipelineState) -> list[Message]:
         """React to the API's usage for the request just answered; returns history entries to append.

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from agent_repl.core.betas import request_betas
 from agent_repl.core.messages import Message, Usage
 from agent_repl.core.recovery import Trigger
 from agent_repl.core.request import CacheMarks
@@ -58,7 +59,6 @@ class Projection:
     records: list[Any] = field(default_factory=list)
     new_messages: list[Message] = field(default_factory=list)
     body_extras: dict[str, Any] = field(default_factory=dict)
-    betas: list[str] = field(default_factory=list)
     # For each wire message, the uuids of the history entries it was built from.
     wire_sources: list[list[str]] = field(default_factory=list)
     # The thinking prefix chain (agent_repl.core.thinking_prefix): the header seed the view was
@@ -72,6 +72,12 @@ class Projection:
     cache: CacheMarks = field(default_factory=CacheMarks)
     # What the checks at the end of the pipeline ask of the loop before this request is sent.
     action: Action | None = None
+
+    @property
+    def betas(self) -> list[str]:
+        """The betas a request built from this view names: read from its content, as the client
+        reads them when it sends it (`core/betas.py`)."""
+        return request_betas({"messages": self.wire, **self.body_extras})
 
 
 class Projector(Protocol):

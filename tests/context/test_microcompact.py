@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.estimate import text_cl100k
-from agent_repl.context.microcompact import CACHE_EDITING_BETA, CONTEXT_MANAGEMENT_BETA, Microcompact
+from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineConfig, PipelineState
+from agent_repl.core.betas import CACHE_EDITING_BETA, CONTEXT_MANAGEMENT_BETA
 from agent_repl.core.messages import (
     AssistantMessage,
     TextBlock,
