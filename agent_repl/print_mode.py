@@ -78,13 +78,16 @@ def init_line(session: Session) -> dict[str, Any]:
     }
 
 
-def message_line(event: AgentEvent, session_id: str) -> dict[str, Any] | None:
-    """The stream-json line for one loop event, or None for events Claude Code does not print."""
+def message_line(event: AgentEvent, session_id: str, thinking_display: str | None = None) -> dict[str, Any] | None:
+    """The stream-json line for one loop event, or None for events Claude Code does not print.
+    `thinking_display`: the display the requests asked for, named on a line holding thinking."""
     common = {"session_id": session_id, "parent_tool_use_id": None}
     if isinstance(event, AssistantMessageEvent):
         m = event.message
+        shows_thinking = thinking_display is not None and any(b.type == "thinking" for b in m.content)
         return {
             "type": "assistant",
+            **({"thinking_display": thinking_display} if shows_thinking else {}),
             "uuid": m.uuid,
             **common,
             "message": {
@@ -238,7 +241,7 @@ async def run_print_mode(
             denials.append(
                 {"tool_name": event.name, "tool_use_id": event.tool_use_id, "tool_input": inputs.get(event.tool_use_id, {})}
             )
-        line = message_line(event, session.session_id) if streaming else None
+        line = message_line(event, session.session_id, session.thinking_display) if streaming else None
         if line is not None:
             print(json.dumps(line), file=out, flush=True)
     result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000), denials)

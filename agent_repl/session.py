@@ -189,6 +189,22 @@ class Session:
         self.settings = self.settings.model_copy(update={"session_effort": effort, "model_effort": model_effort})
         self._configure_model()
 
+    def request_fields(self) -> dict[str, Any]:
+        """The `thinking` and `output_config` fields every request of this session carries."""
+        settings = self.settings
+        return request_fields(
+            thinks_by_default=self.model_info.thinking_default_on,
+            effort=self.effort,
+            thinking=settings.thinking,
+            display=settings.thinking_display,
+        )
+
+    @property
+    def thinking_display(self) -> str | None:
+        """The thinking display the requests ask for; None when they name none."""
+        thinking = self.request_fields().get("thinking") or {}
+        return thinking.get("display")
+
     def turn_off_web_tools(self) -> None:
         """Leave the API's web tools out of every later request of this session."""
         self.settings = self.settings.model_copy(update={"web_tools": False})
@@ -229,16 +245,10 @@ class Session:
             return prefix_seed(build_request(model=self._model, max_tokens=1, system=self.system_prompt, tools=tools, messages=[]))
 
         info = self.model_info
-        settings = self.settings
         self.projector.configure_model(
             prompt_seed=seed(frozenset()),
-            thinking_on=thinking_on(info.thinking_default_on, settings.thinking),
-            request_fields=request_fields(
-                thinks_by_default=info.thinking_default_on,
-                effort=self.effort,
-                thinking=settings.thinking,
-                display=settings.thinking_display,
-            ),
+            thinking_on=thinking_on(info.thinking_default_on, self.settings.thinking),
+            request_fields=self.request_fields(),
             on_demand_compaction=info.on_demand_compaction and self.settings.api_compaction,
             prompt_seed_for=seed,
             cache_read_multiplier=info.cache_read_multiplier,

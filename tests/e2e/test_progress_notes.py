@@ -59,13 +59,13 @@ def test_three_notes_are_asked_for_streamed_kept_and_sent_back_on_resume(emulato
         ("thinking", NOTES[2]), ("tool_use", "Glob"),
         ("text", None),
     ]
-    assert all(
-        block["signature"]
-        for line in lines
-        if line["type"] == "assistant"
-        for block in line["message"]["content"]
-        if block["type"] == "thinking"
-    )
+    thinking_lines = [
+        line for line in lines if line["type"] == "assistant" and line["message"]["content"][0]["type"] == "thinking"
+    ]
+    assert all(line["message"]["content"][0]["signature"] for line in thinking_lines)
+    # As Claude Code's lines do, each names the display the requests asked for.
+    assert [line.get("thinking_display") for line in thinking_lines] == ["summarized"] * 3
+    assert not any("thinking_display" in line for line in lines if line not in thinking_lines)
 
     # The transcript keeps them, text and signature.
     [transcript] = transcript_files(home)
