@@ -65,6 +65,7 @@ from agent_repl.ui.command_view import (
     command_notes,
     command_view,
     model_says,
+    visible_text,
 )
 from agent_repl.ui.completion import complete
 from agent_repl.ui.editor import open_in_editor
@@ -240,7 +241,7 @@ async def _ask_change(prompt: PromptSession, console: Console, request: Permissi
     change = request.preview
     assert isinstance(change, FileChange)
     verb = "Create" if change.is_new_file else ("Overwrite" if request.tool_name == "Write" else "Edit")
-    console.print(f"[bold yellow]{verb} {escape(show_controls(change.display_path, newlines=False))}?[/] "
+    console.print(f"[bold yellow]{verb} {escape(visible_text(change.display_path))}?[/] "
                   f"[dim]({diff_summary(change.hunks)})[/]")
     console.print(render_hunks(change.hunks, change.path))
     if change.outside_project:

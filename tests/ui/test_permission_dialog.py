@@ -103,3 +103,13 @@ async def test_v_shows_the_whole_command_and_comes_back_to_the_question(project,
         await pilot.press("n")
         await pilot.pause()
     assert answers == [Decision.DENY]
+
+
+def test_an_edit_prompt_shows_a_hidden_character_in_the_path():
+    from agent_repl.core.diffs import FileChange
+    from agent_repl.ui.screens.edit_permission import edit_title
+
+    change = FileChange("/p/.git\u200b/config", ".git\u200b/config", "a\n", "b\n", [])
+    assert edit_title(PermissionRequest("Edit", change.path, preview=change)) == "Make this edit to .git<U+200B>/config?"
+    new = FileChange("/p/\u0441onfig.py", "\u0441onfig.py", None, "x\n", [])
+    assert edit_title(PermissionRequest("Write", new.path, preview=new)) == "Create <U+0441>onfig.py?"

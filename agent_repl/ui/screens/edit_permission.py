@@ -20,6 +20,7 @@ from agent_repl.core.diffs import FileChange
 from agent_repl.core.permission_mode import PlanProposal
 from agent_repl.core.permissions import Answer, Decision, PermissionRequest
 from agent_repl.core.visible import show_controls
+from agent_repl.ui.command_view import visible_text
 from agent_repl.ui.screens.option_picker import focus_options_once_mounted
 from agent_repl.ui.tool_views import diff_summary, render_hunks
 
@@ -28,7 +29,7 @@ def edit_title(request: PermissionRequest) -> str:
     change = request.preview
     if not isinstance(change, FileChange):
         return f"Allow {request.tool_name}?"
-    path = show_controls(change.display_path, newlines=False)
+    path = visible_text(change.display_path)  # a zero-width or look-alike character in a path shows
     if change.is_new_file:
         return f"Create {path}?"
     if request.tool_name == "Write":
