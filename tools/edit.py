@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from agent_repl.core.diffs import FileChange, patch_stats, structured_patch
 from agent_repl.core.file_state import Freshness, ReadLedger
+from agent_repl.core.protected_paths import protected_reason
 from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, display_path
 from tools._files import FileError, TextFile, load_text, numbered_snippet, write_atomic
@@ -138,6 +139,7 @@ def plan_change(path: Path, original: TextFile | None, new_text: str, occurrence
         new_text=new_text,
         hunks=structured_patch(old_text or "", new_text),
         outside_project=not inside(path, ctx.cwd),
+        protected=protected_reason(path),
     )
     return EditPlan(path, original, new_text, occurrences, change)
 

@@ -86,6 +86,8 @@ class FileChange:
     hunks: list[dict[str, Any]]
     # Outside the project, an edit is asked every time (also in acceptEdits).
     outside_project: bool = False
+    # Why the file is protected (agent_repl.core.protected_paths): asked every time, in every mode.
+    protected: str | None = None
 
     @property
     def is_new_file(self) -> bool:

@@ -244,8 +244,12 @@ async def _ask_change(prompt: PromptSession, console: Console, request: Permissi
     console.print(f"[bold yellow]{verb} {escape(visible_text(change.display_path))}?[/] "
                   f"[dim]({diff_summary(change.hunks)})[/]")
     console.print(render_hunks(change.hunks, change.path))
+    if change.protected:
+        console.print(f"[yellow]{escape(show_controls(change.protected))}[/]")
+    asked_each_time = change.outside_project or bool(change.protected)
     if change.outside_project:
         console.print("[yellow]This file is outside the project.[/]")
+    if asked_each_time:
         question = "[y] yes / [n] no, and tell the model what to do differently > "
     else:
         question = "[y] yes / [a] yes, and don't ask again for edits this session / [n] no, and say what to do instead > "
@@ -255,7 +259,7 @@ async def _ask_change(prompt: PromptSession, console: Console, request: Permissi
         return Answer(Decision.DENY)
     if choice == "y":
         return Answer(Decision.ALLOW_ONCE)
-    if choice == "a" and not change.outside_project:
+    if choice == "a" and not asked_each_time:
         return Answer(Decision.ALLOW_ALWAYS)
     return Answer(Decision.DENY, await _feedback(prompt))
 

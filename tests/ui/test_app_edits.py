@@ -154,3 +154,26 @@ async def test_the_todo_list_shows_above_the_input(emulator, project, home):
         block = next(b for b in app.conversation.query(ToolBlock) if b.item.call.name == "TodoWrite")
         assert "◐ Fixing the bug" in str(block.query_one(".tool-body").render())
         assert headline(block.item.call) == "TodoWrite(3 items)"
+
+
+async def test_a_protected_file_is_asked_with_its_reason_and_no_always_even_in_accept_edits(emulator, project, home):
+    target = project / ".mcp.json"
+    server = emulator([
+        {"tools": [{"name": "Write", "input": {"file_path": str(target), "content": '{"mcpServers": {}}'}}]},
+        {"text": "Left it alone."},
+    ])  # fmt: skip
+    app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
+        await _ready(pilot, seen)
+        app.session.mode.set(PermissionMode.ACCEPT_EDITS)
+        await pilot.press(*"add a server", "enter")
+        await wait_for(pilot, lambda: _shown(app, EditPermissionScreen), what="the edit prompt")
+        shown = _screen_text(app)
+        assert "Create .mcp.json?" in shown and "writing it always asks" in shown
+        options = [str(o.prompt) for o in app.screen.query_one("OptionList").options]
+        assert not any("don't ask again" in o for o in options), options
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "TurnFinished" in names(seen), what="the end of the turn")
+    assert not target.exists()
+    assert app.session.mode.mode is PermissionMode.ACCEPT_EDITS

@@ -115,10 +115,13 @@ class EditPermissionScreen(ChoiceScreen):
                 yield Static(render_hunks(change.hunks, change.path), id="permission-diff-text")
             if change.outside_project:
                 yield Static(Text("This file is outside the project.", style="yellow"), id="permission-outside")
+            if change.protected:
+                yield Static(Text(show_controls(change.protected), style="yellow"), id="permission-protected")
 
     def options(self) -> list[Option]:
         change = self.request.preview
-        outside = isinstance(change, FileChange) and change.outside_project
+        # Asked every time: outside the project, or a protected file ("always" is not offered).
+        outside = isinstance(change, FileChange) and (change.outside_project or bool(change.protected))
         options = [Option(Text.assemble(("y", "bold"), "  Yes"), id=Decision.ALLOW_ONCE.value)]
         if not outside:
             options.append(
