@@ -74,20 +74,21 @@ def _read_again(policy: PermissionPolicy, path: str) -> str | None:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            info = os.fstat(fd)
-            opened = os.readlink(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else path
-        except OSError:
-            return None
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
             return None
+        opened = os.readlink(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else path
         if opened_refusal(fd) is not None or not may_read_again(policy, opened):
             return None
-        try:
-            data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError:
-            return None
+        chunks: list[bytes] = []
+        while (chunk := os.read(fd, MAX_FILE_BYTES + 1)) and sum(map(len, chunks)) <= MAX_FILE_BYTES:
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return data.decode("utf-8", errors="replace")
 
 

@@ -8,10 +8,13 @@ at the start of the session, which the transcript keeps and a resume re-sends by
 
 from __future__ import annotations
 
+import os
 import platform
+import stat
 from datetime import date
 from pathlib import Path
 
+from agent_repl.core.read_access import inside, opened_refusal, refusal
 from agent_repl.core.safe_git import git_branch, git_status
 
 INSTRUCTIONS = """\
@@ -52,15 +55,46 @@ def git_summary(cwd: Path, max_status_lines: int = 30) -> str:
     return f"Git branch: {branch}\nGit status:\n{shown}{more}"
 
 
+def instruction_text(path: Path, cwd: Path) -> str | None:
+    """The text of a project instruction file (at most MAX_INSTRUCTION_FILE_CHARS, marked when cut),
+    or None when there is none to read: it must be a regular file that Read would read unasked,
+    inside the project, so a link a repository ships cannot put a file from elsewhere (a key, a
+    shell's rc file, /proc) into the model's context before anyone approved anything."""
+    project = (Path(os.path.realpath(cwd)),)
+    if refusal(path) is not None or not inside(Path(os.path.realpath(path)), project):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        opened = os.readlink(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else str(path)
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or opened_refusal(fd) is not None:
+            return None
+        if not inside(Path(opened), project):
+            return None
+        data = os.read(fd, MAX_INSTRUCTION_FILE_CHARS * 4 + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    text = data.decode("utf-8", errors="replace")
+    if len(text) > MAX_INSTRUCTION_FILE_CHARS:
+        text = text[:MAX_INSTRUCTION_FILE_CHARS] + "\n[... truncated]"
+    return text
+
+
 def session_context(cwd: Path, today: date | None = None) -> str:
     """The opening meta message: date, git state and the project's instruction files."""
     parts = [f"Today's date: {(today or date.today()).isoformat()}", git_summary(cwd)]
     for name in PROJECT_INSTRUCTION_FILES:
         path = cwd / name
-        if path.is_file():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if len(text) > MAX_INSTRUCTION_FILE_CHARS:
-                text = text[:MAX_INSTRUCTION_FILE_CHARS] + "\n[... truncated]"
+        if not os.path.lexists(path):
+            continue
+        text = instruction_text(path, cwd)
+        if text is None:
+            parts.append(f"{path} was not read: it is not a regular file inside the project.")
+        else:
             parts.append(f"Contents of {path} (project instructions, follow them):\n\n{text}")
     body = "\n\n".join(parts)
     return f"<system-reminder>\nContext for this session:\n\n{body}\n</system-reminder>"

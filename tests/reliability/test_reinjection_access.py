@@ -2,7 +2,8 @@
 
 A hostile model names files it was never given: a secret outside the project, a `~/.bashrc`,
 `/proc/self/environ`, a file that did not exist yet, a file later swapped for a link to the
-secret, an Edit and a Write outside the project, each refused or failed. It also reads one file
+secret, an Edit and a Write outside the project, each refused or failed (and a file read that
+is a folder by the time of the compaction). It also reads one file
 outside the project the user allowed once, a protected file in the project, and two ordinary
 files (one in an added folder). Then the session is compacted and goes on, through the real
 loop against the emulator: no refused or failed call's file reaches the model, the list of
@@ -62,11 +63,12 @@ async def test_a_compaction_reads_again_only_files_whose_call_was_allowed_and_su
     (added / "notes.md").write_text("ADDED-FOLDER-NOTES\n")
     (project / ".envrc").write_text("export ENVRC-PROTECTED=1\n")
     (project / "link.txt").write_text("LINK-ORIGINAL\n")
+    (project / "swap.txt").write_text("SWAP-ORIGINAL\n")
     missing = project / "missing.py"
     app = project / "src" / "app.py"
 
     steps = [
-        {"tools": [_read(secret), _read(bashrc), _read("/proc/self/environ"), _read(missing), _read(approved),
+        {"tools": [_read(project / "swap.txt"), _read(secret), _read(bashrc), _read("/proc/self/environ"), _read(missing), _read(approved),
                    _read(project / "link.txt"), _read(app), _read(project / ".envrc"),
                    _read(added / "notes.md")]},  # fmt: skip
         {"tools": [{"name": "Edit", "input": {"file_path": str(secret), "old_string": "OUTSIDE", "new_string": "X"}},
@@ -93,6 +95,8 @@ async def test_a_compaction_reads_again_only_files_whose_call_was_allowed_and_su
         missing.write_text("MISSING-SECRET-3b8a\n")
         (project / "link.txt").unlink()
         (project / "link.txt").symlink_to(secret)
+        (project / "swap.txt").unlink()
+        (project / "swap.txt").mkdir()  # a folder now: nothing to read, and no crash
         assert await compact_now(session, "manual").run_to_end() is True
         [e async for e in session.run_turn("carry on")]
         bodies = [e.body for e in server.recordings.messages if e.status == 200]

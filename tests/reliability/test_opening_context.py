@@ -1,0 +1,50 @@
+"""The project instruction files of the opening context are read as Read would read them.
+
+CLAUDE.md and AGENTS.md go into the model's context before anything is approved, so a link a
+repository ships must not bring in a file from elsewhere (a credentials file, /proc), and a
+FIFO or a huge file must not hang the start or fill the memory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from agent_repl.core.system_prompt import MAX_INSTRUCTION_FILE_CHARS, session_context
+
+SECRET = "aws_secret_access_key = opening-context-outside-secret"
+
+
+def test_instruction_files_that_lead_outside_the_project_are_not_read(project, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "credentials").write_text(SECRET + "\n")
+    (project / "CLAUDE.md").symlink_to(outside / "credentials")
+    (project / "AGENTS.md").symlink_to("/proc/self/environ")
+    context = session_context(project)
+    assert "opening-context-outside-secret" not in context
+    assert "ANTHROPIC" not in context and "PATH=" not in context
+    for name in ("CLAUDE.md", "AGENTS.md"):
+        assert f"{project / name} was not read: it is not a regular file inside the project." in context
+
+
+def test_a_link_inside_the_project_is_read_and_odd_files_are_bounded(project):
+    (project / "docs").mkdir()
+    (project / "docs" / "agents.md").write_text("Run the tests with make test.\n")
+    (project / "AGENTS.md").symlink_to(project / "docs" / "agents.md")
+    os.mkfifo(project / "CLAUDE.md")  # opening it for reading would wait for a writer
+    context = session_context(project)
+    assert "Run the tests with make test." in context
+    assert f"{project / 'CLAUDE.md'} was not read" in context
+    (project / "CLAUDE.md").unlink()
+    with open(project / "CLAUDE.md", "wb") as huge:  # 10 GB, sparse: only what is read is read
+        huge.truncate(10 * 1024**3)
+    context = session_context(project)
+    assert "[... truncated]" in context and len(context) < MAX_INSTRUCTION_FILE_CHARS * 4
+
+
+def test_a_directory_or_a_missing_link_target_says_so(project: Path):
+    (project / "CLAUDE.md").mkdir()
+    (project / "AGENTS.md").symlink_to(project / "gone.md")
+    context = session_context(project)
+    assert f"{project / 'CLAUDE.md'} was not read" in context and f"{project / 'AGENTS.md'} was not read" in context
