@@ -262,6 +262,7 @@ def _git(argv: Sequence[str | None]) -> Effects:
         index = 1 if sub == "clone" else 0
         if len(operands) > index:
             found.writes.append((i + operands[index][0], operands[index][1]))
+    applies = sub in ("apply", "am")
     for j, word in enumerate(argv[i + 1 :], start=i + 1):
         if word is None:
             found.runs.append(Risk(j, f"an argument of git {sub} is only known when it runs"))
@@ -280,12 +281,16 @@ def _git(argv: Sequence[str | None]) -> Effects:
             found.writes.append((j, value if eq else nxt))
         elif sub in ("format-patch", "archive") and option == "-o":
             found.writes.append((j, nxt))
+        elif sub in ("apply", "am") and word in ("--check", "--stat", "--numstat", "--summary", "--cached"):
+            applies = False
         elif sub == "clone" and word == "-c":
             found.runs.append(Risk(j, "git clone -c sets configuration, which can name programs git runs"))
         elif sub == "bundle" and word == "create":
             found.writes.append((j, nxt))
         elif option in ("--contents", "--no-index"):
             found.reads.extend((k, w) for k, w in enumerate(argv[j + 1 :], start=j + 1) if w and not w.startswith("-"))
+    if applies:
+        found.writes.append((i, None))  # the files the patch names: `.envrc` or `.mcp.json` among them
     return found
 
 
@@ -363,10 +368,34 @@ def _tar(argv: Sequence[str | None]) -> Effects:
         elif option in ("-C", "--directory"):
             (found.writes if extracts else found.reads).append((at, value))
     found.reads.extend(opts.reads)
-    if extracts and not any(o in ("-C", "--directory") for _, o, _ in opts.options):
-        found.writes.append((0, "."))
+    if extracts:
+        # The files written are the archive's (a `.git/hooks/` or `.envrc` among them, a link, `../x`),
+        # known only when it runs: a member named on the line may be a folder holding any of them.
+        found.writes.append((0, None))
     if creates:
         found.reads.extend(opts.operands)
+    return found
+
+
+def _unzip(argv: Sequence[str | None]) -> Effects:
+    """unzip writes the files the archive names unless it only lists, tests or prints them."""
+    opts = parse_options(argv, takes_arg={"-d", "-x", "-P"})
+    found = Effects(reads=opts.operands[:1])
+    if not {o for _, o, _ in opts.options} & {"-l", "-t", "-v", "-p", "-c", "-Z", "-z"}:
+        found.writes.append((0, None))
+    return found
+
+
+def _patch(argv: Sequence[str | None]) -> Effects:
+    """patch writes the file it is given, else the files the patch names (known when it runs)."""
+    opts = parse_options(argv, takes_arg={"-o", "--output", "-i", "--input", "-p", "--strip", "-d", "--directory",
+                                          "-r", "--reject-file", "-B", "--prefix", "-z", "--suffix", "-D",
+                                          "--ifdef", "-F", "--fuzz"},  # fmt: skip
+                         reads={"-i", "--input"}, writes={"-o", "--output", "-r", "--reject-file"})
+    found = Effects(reads=list(opts.reads), writes=list(opts.writes))
+    names = {o for _, o, _ in opts.options}
+    if "--dry-run" not in names and not names & {"-o", "--output"}:
+        found.writes.extend(opts.operands[:1] or [(0, None)])
     return found
 
 
@@ -466,8 +495,9 @@ _HANDLERS = {
     "wget": _with_output("-O", runs={"-e": "wget -e runs wgetrc commands", "--execute": "wget --execute runs wgetrc commands",
                                      "--use-askpass": "wget --use-askpass runs a program"},
                          reads={"-i", "--input-file", "--post-file", "--body-file"}),
+    "unzip": _unzip, "patch": _patch,
     "gcc": _with_output("-o"), "cc": _with_output("-o"), "g++": _with_output("-o"), "c++": _with_output("-o"),
-    "clang": _with_output("-o"), "clang++": _with_output("-o"), "patch": _with_output("-o"),
+    "clang": _with_output("-o"), "clang++": _with_output("-o"),
     "tcpdump": _with_output("-w", runs={"-z": "tcpdump -z runs a program on each file it saves"}),
     "strace": _with_output("-o"), "ltrace": _with_output("-o"),
     "man": _with_output("", runs={"-P": "man -P runs a pager program", "--pager": "man --pager runs a program",

@@ -17,6 +17,7 @@ ALLOW_RULES = [
     "Bash(find:*)", "Bash(timeout:*)", "Bash(xargs:*)", "Bash(printf:*)", "Bash(declare:*)", "Bash(sudo apt update)",
     "Bash(bash -c 'make test')", "Bash(git log:*)", "Bash(git diff:*)", "Bash(git show:*)", "Bash(sort:*)",
     "Bash(head:*)", "Bash(wc:*)", "Bash(sed:*)", "Bash(tee:*)", "Bash(cp:*)", "Bash(tar:*)", "Bash(rg:*)",
+    "Bash(unzip:*)", "Bash(patch:*)", "Bash(git apply:*)",
 ]  # fmt: skip
 DENY_RULES = ["Bash(rm:*)", "Bash(curl:*)", "Bash(git push:*)", "Bash(touch:*)"]
 
@@ -453,6 +454,14 @@ CASES += [
     (r"tar -cf /tmp/x.tar src", Q, A, "tar -c -f writes the archive: " + WRITES_OUT),
     (r"tar -xf dist.tar --to-command='touch P'", Q, A, "tar --to-command runs a program"),
     (r"tar -tf dist.tar", A, A, "listing an archive inside the project"),
+    (r"tar -xzf dist.tar.gz", Q, A, "extracting writes the files the archive names (.git/hooks, .envrc ...): only known at run time"),
+    (r"tar -xf dist.tar .", Q, A, "a member named on the line may be a folder holding anything"),
+    (r"unzip x.zip", Q, A, "unzip writes the files the archive names"),
+    (r"unzip -l x.zip", A, A, "listing an archive writes nothing"),
+    (r"patch -p1 < fix.patch", Q, A, "patch writes the files the patch names"),
+    (r"patch --dry-run -p1 < fix.patch", A, A, "a dry run writes nothing"),
+    (r"git apply fix.patch", Q, A, "git apply writes the files the patch names (.envrc, .mcp.json ...)"),
+    (r"git apply --check fix.patch", A, A, "a check writes nothing"),
     (r"rg TODO --pre ./evil", Q, A, "rg --pre runs a program on every file"),
     (r"rg TODO ~/.ssh", Q, A, READS_OUT),
     (r"head ~/.ssh/id_ed25519", Q, A, READS_OUT),
