@@ -12,12 +12,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from agent_repl.core.model_catalog import cache_file
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 
-from .conftest import Emulated, agent_env, run_agent
+from .conftest import ROOT, Emulated, agent_env, run_agent
 
 NEW_MODEL = "claude-test-7"
 
@@ -55,14 +57,19 @@ def test_a_model_missing_from_the_table_takes_its_facts_from_the_api_and_its_cos
     try:
         emulated = Emulated(server)
         env = agent_env(emulated, home, ANTHROPIC_MODEL=NEW_MODEL)
+        # Asking for more output than the model gives: the request is capped at the endpoint's figure.
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "settings.json").write_text(json.dumps({"max_output_tokens": 64_000}))
 
         first = _run(project, env)
         # The window and output cap are the endpoint's, not the 200K/32K guess for an unknown model.
         assert first["modelUsage"][NEW_MODEL]["contextWindow"] == 300_000
         assert first["total_cost_usd"] is None and first["modelUsage"][NEW_MODEL]["costUSD"] is None
+        schema = json.loads((ROOT / "agent_repl" / "print_mode.schema.json").read_text())
+        assert not list(Draft202012Validator(schema).iter_errors(first))  # null is a documented value
         assert "/v1/models" in _models_requests(emulated)
         [request] = emulated.bodies()
-        assert request["model"] == NEW_MODEL and request["max_tokens"] <= 40_000
+        assert request["model"] == NEW_MODEL and request["max_tokens"] == 40_000
         cached = json.loads(cache_file(home, server.base_url).read_text())
         assert cached["models"][NEW_MODEL]["data"]["max_input_tokens"] == 300_000
 
