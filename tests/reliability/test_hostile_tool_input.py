@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.events import ToolResultEvent, ToolUseStarted, TurnEnded
+from agent_repl.core.model_catalog import cache_file
 from agent_repl.core.persisted_output import tool_result_path
 from agent_repl.core.settings import load_settings
 from agent_repl.emulator.policies import ScriptPolicy
@@ -77,8 +78,14 @@ async def test_tool_use_ids_with_separators_or_dots_never_write_outside_the_sess
     assert [r.tool_use_id for r in results] == ids
     tool_results = session.tool_results_dir.resolve()
     new_files = set(files_under(tmp_path)) - before
-    # Beside the session's directory: only its transcript and its lock.
-    outside = [p for p in new_files if tool_results not in p.resolve().parents and p.suffix not in (".jsonl", ".lock")]
+    # Beside the session's directory: only its transcript and its lock, and the home's cache of the
+    # endpoint's models (named by the endpoint, not by anything the model sent).
+    models_cache = cache_file(home, server.base_url).resolve()
+    outside = [
+        p
+        for p in new_files
+        if tool_results not in p.resolve().parents and p.suffix not in (".jsonl", ".lock") and p.resolve() != models_cache
+    ]
     assert outside == []
     assert not list(Path("/tmp").glob(f"*{tag}*")) and not list(tmp_path.parent.glob(f"*{tag}*"))
     # Each persisted output is in its own file, holding exactly that command's output.
