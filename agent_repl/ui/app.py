@@ -28,7 +28,7 @@ from agent_repl.ui.second_press import SECOND_PRESS_WINDOW, SecondPress
 from agent_repl.ui.session_display import SessionDisplay
 from agent_repl.ui.widgets.conversation import DEFAULT_MAX_LINES, Conversation
 from agent_repl.ui.widgets.prompt_input import PromptInput
-from agent_repl.ui.widgets.status_line import StatusLine, WorkingIndicator
+from agent_repl.ui.widgets.status_line import StatusLine, WorkingIndicator, model_label
 from agent_repl.ui.widgets.todo_panel import TodoPanel
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
@@ -370,8 +370,9 @@ class AgentApp(App[int]):
             if result.prompt_text and not self.prompt.text:
                 self.prompt.load_text(result.prompt_text)
                 self.prompt.move_cursor(self.prompt.document.end)
-        if isinstance(result, r.ModelReport) and session is not None:
-            self.status.model = session.model
+        if session is not None:  # /model and /effort change what the status line names
+            self.status.model = model_label(session.model, session.effort)
+            self.status.refresh_line()
         if session is not None and not self.turn_running:
             # /snip, /compact, /uncompact and /model change the view's size.
             self.session_display.refresh_context_figure(session)

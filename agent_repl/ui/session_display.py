@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_repl.ui.widgets.conversation import Conversation
-from agent_repl.ui.widgets.status_line import StatusLine
+from agent_repl.ui.widgets.status_line import StatusLine, model_label
 from agent_repl.ui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class SessionDisplay:
         usage = last_request_usage(session.messages)
         total = usage.total_input() if usage else 0
         self.status.set_session(
-            model=session.model,
+            model=model_label(session.model, session.effort),
             context_window=state.config.context_window,
             effective_window=state.config.effective_window,
             context_tokens=0,

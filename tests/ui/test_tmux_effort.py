@@ -28,6 +28,7 @@ def test_effort_is_shown_sent_saved_and_read_by_the_next_session(tmux_bed: TmuxB
     term.wait_for("effort: the API's default (none sent)")
     term.submit("/effort low")
     term.wait_for("effort: low, saved as the default for claude-sonnet-5-5")
+    term.wait_for("claude-sonnet-5-5 · low effort")  # the status line names it
     term.submit("hello")
     term.wait_for("First answer.")
     term.submit("/effort max")
@@ -42,10 +43,12 @@ def test_effort_is_shown_sent_saved_and_read_by_the_next_session(tmux_bed: TmuxB
     # The next session starts with the saved level; /effort auto sends none and forgets it.
     term = tmux_bed.start(project=project)
     term.wait_for(READY)
+    term.wait_for("claude-sonnet-5-5 · low effort")
     term.submit("/effort")
     term.wait_for("effort: low (saved for claude-sonnet-5-5")
     term.submit("/effort auto")
     term.wait_for("the level saved for claude-sonnet-5-5 is forgotten")
+    term.wait_until_gone("low effort")
     term.submit("third")
     term.wait_for("Third answer.")
     assert efforts_sent(tmux_bed) == ["low", "max", None]

@@ -42,6 +42,11 @@ def context_bar(used: int, window: int, width: int = BAR_WIDTH) -> Text:
     return bar
 
 
+def model_label(model: str, effort: str | None) -> str:
+    """The model, and the effort level its requests carry when one is chosen."""
+    return f"{model} · {effort} effort" if effort else model
+
+
 class StatusLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
