@@ -21,6 +21,10 @@ that wrote that file, must not get code run that way. So every git call here:
 
 Status is asked with `--no-renames` and `--ignore-submodules=all` (a submodule is another
 repository with its own config). Both questions git answers here only read.
+
+The filter names are read in one git process and used in the next: a filter added to the config
+in between would run. Only a writer of `.git/config` (or of a file it includes) could do that,
+and the agent's own writes there always ask first.
 """
 
 from __future__ import annotations
