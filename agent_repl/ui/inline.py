@@ -340,11 +340,21 @@ async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, set
     held_back = held_back_grants(settings, cwd)
     if not held_back:
         return settings
-    console.print(f"[bold yellow]{escape(show_controls(trust_question(cwd, held_back)))}[/]")
-    try:
-        answer = await prompt.prompt_async("[y] trust this folder / [n] not now > ")
-    except (EOFError, KeyboardInterrupt):
-        answer = ""
+    question = trust_question(cwd, held_back)
+    width = max(20, console.width - 4)
+    # Laid out as a command is: all of it, or its start and its end with the answers below on screen.
+    view = command_view(question, width, max(3, console.height - 3), shell=False, what="question")
+    console.print(Text("Trust this folder?", style="bold yellow"))
+    _print_view(console, view)
+    more = " / [v] the whole question" if view.hidden_lines else ""
+    while True:
+        try:
+            answer = await prompt.prompt_async(f"[y] trust this folder{more} / [n] not now > ")
+        except (EOFError, KeyboardInterrupt):
+            answer = ""
+        if answer.strip().lower()[:1] != "v":
+            break
+        _print_view(console, command_view(question, width, None, shell=False))
     if answer.strip().lower()[:1] != "y":
         console.print(f"[dim]{escape(NOT_TRUSTED_NOTICE)}[/]")
         return settings

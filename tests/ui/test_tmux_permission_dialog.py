@@ -194,3 +194,20 @@ def test_a_long_trust_question_keeps_its_start_end_and_answers_on_screen(tmux_be
     term.wait_until(lambda s: "The whole question" not in s and "No, not now" in s, "the question again")
     term.keys("n")
     term.wait_for(READY)
+
+
+def test_a_long_trust_question_keeps_its_start_end_and_answers_on_screen_inline(tmux_bed: TmuxBed):
+    project = tmux_bed.project()
+    (project / ".agent_repl").mkdir()
+    rules = [f"Bash(tool{i} --flag:*)" for i in range(40)]
+    (project / ".agent_repl" / "settings.json").write_text(json.dumps({"permissions": {"allow": rules}}))
+    tmux_bed.script([{"text": "Untrusted inline."}])
+    term = tmux_bed.start("--inline", project=project, **SMALL)
+    screen = term.wait_for("[n] not now >")
+    flat = unwrapped(screen)
+    assert "Trust this folder?" in flat and "Bash(tool0 --flag:*)" in flat and "Bash(tool39 --flag:*)" in flat
+    assert "more lines · v shows the whole question" in flat
+    term.type("v")  # every line into the scrollback, and the question again
+    term.wait_until(lambda s: unwrapped(s).count("[n] not now >") == 1 and "Bash(tool20 --flag:*)" in s, "all lines")
+    term.type("n")
+    term.wait_for(INLINE_READY)

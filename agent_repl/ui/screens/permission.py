@@ -64,7 +64,8 @@ class CommandPreview(Widget):
         return self._cache[1]
 
     def render(self) -> Text:
-        return view_text(self.view(self.size.width))
+        # Before its first layout the widget has no width yet: lay out for the screen's.
+        return view_text(self.view(self.size.width or max(20, self.app.size.width - 10)))
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return container.width
