@@ -133,11 +133,15 @@ def _named_scripts(folder: Path) -> Iterator[Path]:
                     yield candidate
 
 
-def grant_files(folder: Path) -> dict[str, str]:
+def grant_files(folder: Path, home: Path | None = None) -> dict[str, str]:
     """Each grant-bearing file of `folder` (relative path) and its sha256: settings, agent
-    definitions, `.mcp.json`, and the scripts their hooks and MCP servers run."""
+    definitions, `.mcp.json`, and the scripts their hooks and MCP servers run.
+
+    When the folder's `.agent_repl/` is the agent's own `home` (agent-repl run in the home
+    folder), only its settings and agents count, not the sessions it keeps there."""
     folder = Path(os.path.realpath(folder))
     found: dict[str, str] = {}
+    store = Path(os.path.realpath(home)) if home is not None else None
 
     def add(path: Path) -> None:
         if len(found) >= _MAX_FILES:
@@ -153,6 +157,13 @@ def grant_files(folder: Path) -> dict[str, str]:
 
     for relative in GRANT_PATHS:
         path = folder / relative
+        if store is not None and Path(os.path.realpath(path)) == store:
+            for name in ("settings.json", "agents"):
+                inner = path / name
+                for file in _walk(inner) if inner.is_dir() and not inner.is_symlink() else [inner]:
+                    if file.exists():
+                        add(file)
+            continue
         if path.is_dir() and not path.is_symlink():
             for file in _walk(path):
                 add(file)
@@ -218,7 +229,7 @@ class WorkspaceTrust:
 
     def status(self, folder: Path) -> TrustStatus:
         record = self._records().get(str(folder.resolve()))
-        files = grant_files(folder)
+        files = grant_files(folder, self.home)
         if record is None:
             return TrustStatus(False, files=files)
         changes = describe_changes(record, files)
@@ -231,7 +242,7 @@ class WorkspaceTrust:
         """Remember `folder` (exactly that folder, not its parents or children) with its grant
         files as they are now (or as `files` says they were when the user was asked)."""
         records = self._records()
-        records[str(folder.resolve())] = grant_files(folder) if files is None else files
+        records[str(folder.resolve())] = grant_files(folder, self.home) if files is None else files
         self._write(records)
 
     def update_file(self, folder: Path, relative: str, before: str | None) -> None:

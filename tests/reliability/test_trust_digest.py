@@ -129,3 +129,13 @@ def test_print_mode_after_a_changed_hook_script_runs_nothing_of_the_folder(proje
     warnings = [line for line in done.stderr.splitlines() if "not trusted" in line]
     assert len(warnings) == 1 and "changed since you trusted this folder: scripts/hook.sh changed" in warnings[0]
     assert not (project / "changed-hook-marker").exists() and not (project / "hook-marker").exists()
+
+
+def test_in_the_home_folder_the_agents_own_sessions_are_not_grant_files(tmp_path: Path) -> None:
+    home_folder = tmp_path / "user"
+    store = home_folder / ".agent_repl"
+    (store / "projects" / "x").mkdir(parents=True)
+    (store / "projects" / "x" / "session.jsonl").write_text("{}\n")
+    (store / "settings.json").write_text("{}")
+    assert sorted(grant_files(home_folder, store)) == [".agent_repl/settings.json"]
+    assert ".agent_repl/projects/x/session.jsonl" in grant_files(home_folder)
