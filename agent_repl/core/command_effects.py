@@ -377,6 +377,29 @@ def _tar(argv: Sequence[str | None]) -> Effects:
     return found
 
 
+def _second_operand_out(argv: Sequence[str | None]) -> Effects:
+    """uniq and xxd: `cmd IN OUT` writes OUT."""
+    takes = {"-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars"} if _name(argv) == "uniq" else {
+        "-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-n", "-name", "-s", "-seek"}  # fmt: skip
+    opts = parse_options(argv, takes_arg=takes)
+    found = _reader(argv, opts)
+    if len(opts.operands) > 1:
+        found.reads.remove(opts.operands[1])
+        found.writes.append(opts.operands[1])
+    return found
+
+
+def _in_place(argv: Sequence[str | None]) -> Effects:
+    """yq -i writes the files it reads; iconv -o and tree -o write their option's file."""
+    opts = parse_options(argv, takes_arg={"-o", "--output", "-f", "--from-code", "-t", "--to-code", "-L", "-P", "-I",
+                                          "--front-matter", "--output-format", "--input-format", "-p"},  # fmt: skip
+                         writes={"-o", "--output"} if _name(argv) in ("iconv", "tree") else set())
+    found = _reader(argv, opts)
+    if _name(argv) == "yq" and {o for _, o, _ in opts.options} & {"-i", "--inplace"}:
+        found.writes.extend(found.reads)
+    return found
+
+
 def _unzip(argv: Sequence[str | None]) -> Effects:
     """unzip writes the files the archive names unless it only lists, tests or prints them."""
     opts = parse_options(argv, takes_arg={"-d", "-x", "-P"})
@@ -495,7 +518,8 @@ _HANDLERS = {
     "wget": _with_output("-O", runs={"-e": "wget -e runs wgetrc commands", "--execute": "wget --execute runs wgetrc commands",
                                      "--use-askpass": "wget --use-askpass runs a program"},
                          reads={"-i", "--input-file", "--post-file", "--body-file"}),
-    "unzip": _unzip, "patch": _patch,
+    "unzip": _unzip, "patch": _patch, "uniq": _second_operand_out, "xxd": _second_operand_out, "yq": _in_place,
+    "iconv": _in_place, "tree": _in_place,
     "gcc": _with_output("-o"), "cc": _with_output("-o"), "g++": _with_output("-o"), "c++": _with_output("-o"),
     "clang": _with_output("-o"), "clang++": _with_output("-o"),
     "tcpdump": _with_output("-w", runs={"-z": "tcpdump -z runs a program on each file it saves"}),

@@ -17,7 +17,8 @@ ALLOW_RULES = [
     "Bash(find:*)", "Bash(timeout:*)", "Bash(xargs:*)", "Bash(printf:*)", "Bash(declare:*)", "Bash(sudo apt update)",
     "Bash(bash -c 'make test')", "Bash(git log:*)", "Bash(git diff:*)", "Bash(git show:*)", "Bash(sort:*)",
     "Bash(head:*)", "Bash(wc:*)", "Bash(sed:*)", "Bash(tee:*)", "Bash(cp:*)", "Bash(tar:*)", "Bash(rg:*)",
-    "Bash(unzip:*)", "Bash(patch:*)", "Bash(git apply:*)",
+    "Bash(unzip:*)", "Bash(patch:*)", "Bash(git apply:*)", "Bash(uniq:*)", "Bash(xxd:*)", "Bash(yq:*)",
+    "Bash(iconv:*)",
 ]  # fmt: skip
 DENY_RULES = ["Bash(rm:*)", "Bash(curl:*)", "Bash(git push:*)", "Bash(touch:*)"]
 
@@ -462,6 +463,12 @@ CASES += [
     (r"patch --dry-run -p1 < fix.patch", A, A, "a dry run writes nothing"),
     (r"git apply fix.patch", Q, A, "git apply writes the files the patch names (.envrc, .mcp.json ...)"),
     (r"git apply --check fix.patch", A, A, "a check writes nothing"),
+    (r"uniq a.txt .git/hooks/pre-commit", Q, Q, "uniq's second operand is its output: " + PROTECTED),
+    (r"uniq -c a.txt counts.txt", A, A, "uniq writing inside the project"),
+    (r"xxd -r hex.txt .git/config", Q, Q, "xxd's second operand is its output: " + PROTECTED),
+    (r"yq -i '.a = 1' .mcp.json", Q, Q, "yq -i writes the file it reads: " + PROTECTED),
+    (r"yq '.a' .mcp.json", A, A, "yq without -i only reads"),
+    (r"iconv -f latin1 -t utf-8 -o .envrc in.txt", Q, Q, "iconv -o writes its file: " + PROTECTED),
     (r"rg TODO --pre ./evil", Q, A, "rg --pre runs a program on every file"),
     (r"rg TODO ~/.ssh", Q, A, READS_OUT),
     (r"head ~/.ssh/id_ed25519", Q, A, READS_OUT),
