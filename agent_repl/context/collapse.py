@@ -12,7 +12,9 @@ user message verbatim, each tool call with its key input and a one-line outcome,
 assistant's text abbreviated.
 
 From 80% of the effective window the oldest eligible spans are staged; from 90% staged spans
-are committed, oldest first, until the count is back under 90%. On prompt-too-long the loop
+are committed, oldest first, until the count is back under 90%. Both are records (staging
+decides what a later projection commits), so a resumed session stages and commits as the live
+one would have. On prompt-too-long the loop
 drains every staged span first (`drain_staged`, R3.5.3).
 """
 
@@ -39,7 +41,7 @@ from agent_repl.context.records import apply
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import CollapsedSpan, PipelineState
 from agent_repl.core.messages import Message, SystemMessage, UserMessage
-from agent_repl.transcript.records import CollapseCommitRecord
+from agent_repl.transcript.records import CollapseCommitRecord, CollapseStageRecord, StagedSpan
 
 STAGE_AT = 0.80
 COMMIT_AT = 0.90
@@ -239,20 +241,39 @@ class CollapseStage(Stage):
             steps.append(step)
             view, tokens, saved = step.view, step.tokens_after, saved + step.saved
         shown = len(projected.added) + len(steps)
-        collapse.staged = staged
+        records: list[Any] = [record_commit(state, step) for step in steps]
+        committed = {step.span.collapse_id for step in steps}
+        if [s.collapse_id for s in staged] != [s.collapse_id for s in collapse.staged if s.collapse_id not in committed]:
+            records.append(stage_record(staged))
         return StageOutcome(
             view,
             saved_tokens=saved,
             items=shown,
             detail=f"{shown} spans collapsed ({len(steps)} new), {len(staged)} staged",
-            records=[record_commit(state, step) for step in steps],
+            records=records,
         )
 
     def recover(self, view: list[Message], state: PipelineState) -> list[Any]:
         return list(drain_staged(view, state))
 
 
-def drain_staged(view: list[Message], state: PipelineState) -> list[CollapseCommitRecord]:
+def stage_record(staged: list[CollapsedSpan]) -> CollapseStageRecord:
+    """The record that makes `staged` the staged list (live, on resume and in a dry run)."""
+    return CollapseStageRecord(
+        spans=[
+            StagedSpan(
+                collapse_id=s.collapse_id,
+                start_uuid=s.start_uuid,
+                end_uuid=s.end_uuid,
+                summary=s.summary,
+                uuids=sorted(s.uuids),
+            )
+            for s in staged
+        ]
+    )
+
+
+def drain_staged(view: list[Message], state: PipelineState) -> list[CollapseCommitRecord | CollapseStageRecord]:
     """Prompt-too-long recovery (R3.5.3): commit every staged span now; when none is staged, stage
     every eligible span older than the current turn first. Returns the records for the caller to
     write, [] when nothing could be collapsed."""
@@ -265,13 +286,15 @@ def drain_staged(view: list[Message], state: PipelineState) -> list[CollapseComm
     staged = _oldest_first([s for s in collapse.staged if _still_present(s, uuids)], view)
     if not staged:
         staged = stage_spans(view, state, [], tokens, 0, everything=True)
-    records: list[CollapseCommitRecord] = []
+    records: list[CollapseCommitRecord | CollapseStageRecord] = []
     for span in staged:
         step = commit_step(view, span, tokens, state)
         records.append(record_commit(state, step))
         apply(state, records[-1])
         view, tokens = step.view, step.tokens_after
-    collapse.staged = []
+    if records and collapse.staged:  # spans no longer in the view
+        records.append(stage_record([]))
+        apply(state, records[-1])
     return records
 
 

@@ -35,6 +35,7 @@ from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefi
 from agent_repl.core.deferred_tools import boundary_loaded_tools
 from agent_repl.core.messages import Message, Usage, UserMessage
 from agent_repl.core.projection import Action, Projection, StageReport
+from agent_repl.transcript.records import TokenRatioRecord
 
 MIN_DELTA_FOR_RATIO = 1_000
 
@@ -47,6 +48,8 @@ class Pipeline:
         self.stages: list[Stage | Check] = list(stages or [])
         self.state = state or PipelineState()
         self._pending_delta: tuple[int, int] | None = None
+        # Records `observe_response` applied that the caller has not written yet (`take_records`).
+        self._unwritten: list[Any] = []
 
     def configure_endpoint(self, *, cache_editing: bool) -> None:
         self.state.config.cache_editing = cache_editing
@@ -183,6 +186,11 @@ class Pipeline:
         view = self.project(history, dry_run=True).view
         return [record for stage in self._view_stages() for record in stage.recover(view, self.state)]
 
+    def take_records(self) -> list[Any]:
+        """The records the last `observe_response` applied, for the caller to write (once)."""
+        records, self._unwritten = self._unwritten, []
+        return records
+
     def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:
         """(tokens the last usage already counted, cl100k tokens of what came after it), cache-deleted
         results left out; None before the first usage."""
@@ -220,10 +228,18 @@ class Pipeline:
                 # counts (the base already subtracts a new batch's estimate; the report replaces it).
                 new_clears = cleared_by_server - mc.server_cleared_reported
                 learned = (actual + new_clears - base - mc.server_freed_since_usage) / delta_cl100k
-                tokens.ratio = min(max(learned, 0.8), 1.6)
+                ratio = min(max(learned, 0.8), 1.6)
+                if ratio != tokens.ratio:
+                    # A record: the estimates that decide what a projection collapses read the ratio,
+                    # and a resume cannot learn it again from the history.
+                    record = TokenRatioRecord(ratio=ratio, tokenizer_ratio=self.state.config.token_ratio)
+                    apply(self.state, record)
+                    self._unwritten.append(record)
         self._pending_delta = None
         tokens.last_usage = usage
         tokens.last_usage_anchor = anchor_uuid
+        # The usage counts the request just sent, up to its reply: it describes that view.
+        tokens.anchor_describes_view = True
         tokens.pending_estimate = None
         tokens.responses += 1
         # What the stages freed since the last usage: the new usage counts it.

@@ -14,12 +14,16 @@ What changes without a record is bookkeeping that a resume derives instead of re
   `microcompact.freed_since_usage` and `server_freed_since_usage`, `collapse.freed_since_usage`):
   the stage that frees tokens adds to them and the next usage zeroes them; a resume starts them
   at zero from the last usage in the history.
-- the usage and what is learned from it (`tokens`, `microcompact.deleted_tokens_*` and
+- the usage (`tokens.last_usage` and its anchor, `microcompact.deleted_tokens_*` and
   `server_cleared_reported`): set by each response (`Pipeline.observe_response`) and forgotten
-  by a compaction; a resume reads the last usage from the replies in the history.
-- collapse's staged spans (proposals, made again when needed) and its `<collapsed>` entries (a cache).
+  by a compaction; a resume reads the last usage from the replies in the history, and counts
+  the responses (`tokens.responses`) by their message ids. The ratio learned from a usage is a
+  record (`TokenRatioRecord`): the estimates that decide what collapses read it, and the history
+  cannot give it back.
+- collapse's `<collapsed>` entries (a cache). Its staged spans are a record
+  (`CollapseStageRecord`): which spans a later projection commits depends on them.
 - what each projection derives from the history (`pauses`, `cold_after_minutes`, `scratch`,
-  `tokens.anchor_describes_view`).
+  `tokens.anchor_describes_view`, which each usage sets again: it describes the request it answers).
 
 Records the transcript keeps in less detail than the live run knew carry the rest in fields that
 are never written, so the transcript format does not change: a resume splits a
@@ -33,12 +37,14 @@ from agent_repl.context.state import CLEARED_TOOL_RESULT, CollapsedSpan, PinnedC
 from agent_repl.transcript.records import (
     CacheEditRecord,
     CollapseCommitRecord,
+    CollapseStageRecord,
     CompactionUndoRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
     RewindRecord,
     ServerClearRecord,
     SnipRecord,
+    TokenRatioRecord,
 )
 
 
@@ -76,6 +82,16 @@ def apply(state: PipelineState, record: object) -> None:
             state.collapse.add_commit(
                 CollapsedSpan(record.collapse_id, record.start_uuid, record.end_uuid, record.summary, record.uuids)
             )
+            # A committed span is no longer a proposal.
+            state.collapse.staged = [s for s in state.collapse.staged if s.collapse_id != record.collapse_id]
+        case CollapseStageRecord():
+            state.collapse.staged = [
+                CollapsedSpan(s.collapse_id, s.start_uuid, s.end_uuid, s.summary, frozenset(s.uuids))
+                for s in record.spans
+            ]
+        case TokenRatioRecord():
+            state.tokens.ratio = record.ratio
+            state.config.token_ratio = record.tokenizer_ratio
         case CompactionUndoRecord():
             state.compaction.undone.add(record.boundary_uuid)
             state.compaction.excluded.update(record.excluded_uuids)

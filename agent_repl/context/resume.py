@@ -36,8 +36,9 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
         cleared.setdefault(tool_use_id, CLEARED_TOOL_RESULT)
     reply = last_reply(history)
     state.microcompact.resumed_after = reply.uuid if reply is not None else None
-    state.tokens.responses = sum(
-        1 for m in history if isinstance(m, AssistantMessage) and m.usage is not None and not m.is_synthetic
+    # A reply is stored as one entry per content block, all with its usage: count replies, not entries.
+    state.tokens.responses = len(
+        {m.message_id for m in history if isinstance(m, AssistantMessage) and m.usage is not None and not m.is_synthetic}
     )
     for message in reversed(history):
         # The usage of an API compaction request described the messages it replaced.

@@ -262,6 +262,8 @@ async def _reply_step(
         ),
     ):
         yield event
+    for record in session.projector.take_records():
+        await session.append_record(record)
     after = _after_reply(session, state, response, [b for b in content if isinstance(b, ToolUseBlock)], cut, max_turns)
     async for event in after:
         yield event

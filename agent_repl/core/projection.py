@@ -121,3 +121,7 @@ class Projector(Protocol):
     def observe_response(
         self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None
     ) -> list[Message]: ...
+
+    def take_records(self) -> list[Any]:
+        """The records the last `observe_response` applied (what it learned), for the caller to write."""
+        ...

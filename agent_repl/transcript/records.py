@@ -197,6 +197,36 @@ class CollapseCommitRecord(SideRecord):
     uuids: frozenset[str] | None = Field(default=None, exclude=True)
 
 
+class StagedSpan(_CamelModel):
+    """One span collapse proposed and has not committed yet, with the entries it covers."""
+
+    collapse_id: str
+    start_uuid: str
+    end_uuid: str
+    summary: str
+    uuids: list[str]
+
+
+class CollapseStageRecord(SideRecord):
+    """The spans collapse has staged, oldest first, as they stand after a projection (SPEC R3.5).
+
+    Staged spans decide what later projections commit, so a resume must start from the same list;
+    each record replaces the one before (a commit takes its own span off the list).
+    """
+
+    type: Literal["collapse-stage"] = "collapse-stage"
+    spans: list[StagedSpan]
+
+
+class TokenRatioRecord(SideRecord):
+    """The tokens-per-cl100k-token ratio learned from the API's usage; `tokenizer_ratio` is the
+    model tokenizer's ratio it was learned from (another model's tokenizer starts over)."""
+
+    type: Literal["token-ratio"] = "token-ratio"
+    ratio: float
+    tokenizer_ratio: float
+
+
 class MicrocompactClearRecord(SideRecord):
     """Tool results whose stored content was cleared (SPEC R3.4.1); `replacement` is the exact new text."""
 
@@ -273,6 +303,8 @@ BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
     ContentReplacementRecord,
     SnipRecord,
     CollapseCommitRecord,
+    CollapseStageRecord,
+    TokenRatioRecord,
     MicrocompactClearRecord,
     CacheEditRecord,
     ServerClearRecord,

@@ -16,6 +16,7 @@ from agent_repl.context.collapse_spans import candidate_spans, make_span, placeh
 from agent_repl.context.estimate import estimate_request, token_count_with_estimation
 from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.projector import Pipeline
+from agent_repl.context.records import apply
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.snip import snip_safe_spans
@@ -30,7 +31,7 @@ from agent_repl.core.messages import (
     Usage,
     UserMessage,
 )
-from agent_repl.transcript.records import CollapseCommitRecord
+from agent_repl.transcript.records import CollapseCommitRecord, CollapseStageRecord
 
 BIG = "alpha beta gamma delta " * 100
 
@@ -102,7 +103,11 @@ def test_from_eighty_percent_old_spans_are_staged_but_the_view_is_unchanged():
     view = history()
     state = state_at(view, 0.85)
     outcome = CollapseStage().apply(view, state)
-    assert outcome.view == view and not outcome.records and not state.collapse.commits
+    assert outcome.view == view and not state.collapse.commits
+    # Staging is a record (a resume must stage what this run staged).
+    [record] = outcome.records
+    assert isinstance(record, CollapseStageRecord) and not state.collapse.staged
+    apply(state, record)
     assert state.collapse.staged
     # Enough is staged to bring the count under 70% if it were all committed.
     first = state.collapse.staged[0]
@@ -115,8 +120,8 @@ def test_from_ninety_percent_staged_spans_are_committed_until_under_ninety():
     effective = state.config.effective_window
     pipeline = Pipeline([BoundarySlice(), CollapseStage()], state)
     projection = pipeline.project(view)
-    records = projection.records
-    assert records and all(isinstance(r, CollapseCommitRecord) for r in records)
+    records = [r for r in projection.records if isinstance(r, CollapseCommitRecord)]
+    assert records and all(isinstance(r, CollapseCommitRecord | CollapseStageRecord) for r in projection.records)
     assert projection.estimated_tokens < 0.9 * effective
     assert records[-1].tokens_after == projection.estimated_tokens
     assert records[0].tokens_before >= 0.9 * effective
@@ -279,7 +284,8 @@ def test_the_count_after_a_commit_subtracts_what_the_last_usage_still_counts():
     before = token_count_with_estimation(view, state)
     projection = Pipeline([BoundarySlice(), CollapseStage()], state).project(view)
     after = token_count_with_estimation(projection.view, state)
-    assert projection.records and after == projection.records[-1].tokens_after < before
+    commits = [r for r in projection.records if isinstance(r, CollapseCommitRecord)]
+    assert commits and after == commits[-1].tokens_after < before
     assert state.collapse.freed_since_usage == before - after
     # A new usage counts the collapsed view itself: nothing is subtracted any more.
     state.tokens.last_usage_anchor = "a newer reply"

@@ -25,6 +25,7 @@ from agent_repl.core.messages import (
 from agent_repl.transcript.records import (
     CacheEditRecord,
     CollapseCommitRecord,
+    CollapseStageRecord,
     CompactionUndoRecord,
     ContentReplacementRecord,
     MicrocompactClearRecord,
@@ -34,6 +35,8 @@ from agent_repl.transcript.records import (
     SessionMetaRecord,
     SideRecord,
     SnipRecord,
+    StagedSpan,
+    TokenRatioRecord,
 )
 
 SESSION_ID = "9d1c3a52-6b7e-4f80-a1b2-c3d4e5f6a7b8"
@@ -191,6 +194,16 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
         CollapseCommitRecord(
             collapse_id="c1", start_uuid="u-3", end_uuid="u-9", summary="Read three files.", session_id=s
         ),
+        CollapseStageRecord(
+            spans=[
+                StagedSpan(
+                    collapse_id="c2", start_uuid="u-10", end_uuid="u-12", summary="Ran a test.",
+                    uuids=["u-10", "u-11", "u-12"],
+                )
+            ],
+            session_id=s,
+        ),
+        TokenRatioRecord(ratio=1.4123, tokenizer_ratio=1.39, session_id=s),
         MicrocompactClearRecord(
             tool_use_ids=["toolu_01Bash"], trigger="time", tokens_saved=300, session_id=s
         ),
