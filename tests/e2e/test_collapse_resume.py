@@ -86,7 +86,7 @@ async def test_a_resumed_session_keeps_the_staged_spans_and_the_learned_ratio(tm
         assert state.collapse.staged and state.collapse.commits, turn
         assert state.tokens.ratio != start_ratio
         staged = [s.collapse_id for s in state.collapse.staged]
-        ratio = state.tokens.ratio
+        ratio, responses = state.tokens.ratio, state.tokens.responses
         # One more prompt, large enough that the next request must commit what is staged.
         push = UserMessage(content="Please also consider this note: " + "lorem ipsum dolor sit amet " * 800, timestamp="")
         expected = [next_request(session, []), next_request(session, [push])]
@@ -101,6 +101,8 @@ async def test_a_resumed_session_keeps_the_staged_spans_and_the_learned_ratio(tm
             restored = resumed.projector.state
             assert [s.collapse_id for s in restored.collapse.staged] == staged
             assert restored.tokens.ratio == ratio
+            # One reply is stored as an entry per block: the resume counts replies, as the live run did.
+            assert restored.tokens.responses == responses
             [transcript] = transcript_files(tmp_path / "home")
             assert {"collapse-stage", "token-ratio"} <= {r["type"] for r in read_records(transcript)}
         finally:
