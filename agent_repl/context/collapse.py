@@ -14,8 +14,8 @@ assistant's text abbreviated.
 From 80% of the effective window the oldest eligible spans are staged; from 90% staged spans
 are committed, oldest first, until the count is back under 90%. Both are records (staging
 decides what a later projection commits), so a resumed session stages and commits as the live
-one would have. On prompt-too-long the loop
-drains every staged span first (`drain_staged`, R3.5.3).
+one would have. On prompt-too-long the loop drains every staged span first (`drain_staged`,
+R3.5.3).
 """
 
 from __future__ import annotations
