@@ -1,4 +1,4 @@
-# Two commands a newcomer needs: `make run` and `make test`. Both create .venv on first use.
+# Two commands a newcomer needs: `make run` and `make test` (`make test-fast` while working). Both create .venv on first use.
 # `make run` installs what running needs; `make test` adds the test and benchmark tools.
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +7,9 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 RUN_STAMP := $(VENV)/.run-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 
-.PHONY: run test lint clean
+UNIT_DIRS := tests/core tests/context tests/tools tests/commands tests/transcript tests/test_import_cycles.py tests/test_import_hygiene.py
+
+.PHONY: run test test-fast lint clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +26,13 @@ $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python
 run: $(RUN_STAMP)
 	$(VENV)/bin/agent-repl $(ARGS)
 
+# Tiers: -m unit, -m e2e, -m tmux, -m slow (tests/conftest.py sets them by folder).
 test: $(DEV_STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The unit folders without the slow fuzzing: the check to run while working.
+test-fast: $(DEV_STAMP)
+	$(PY) -m pytest -q -m "unit and not slow" $(UNIT_DIRS) $(PYTEST_ARGS)
 
 lint: $(DEV_STAMP)
 	$(VENV)/bin/ruff check agent_repl tools tests benchmarks

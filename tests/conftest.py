@@ -12,6 +12,21 @@ import pytest
 
 _TMUX_DIR_KEY = pytest.StashKey[str]()
 
+# The tiers (see README, "Tests"): every test gets one from where it lives, so a new test needs no
+# marker. Unit tests run in-process against fakes and the emulator; the terminal tests drive the
+# real program in tmux; everything else (e2e, reliability, ui without tmux...) is `e2e`.
+# `slow` is put on a test by hand: fuzzing with large example counts, 200 MB outputs.
+UNIT_PATHS = (
+    "core",
+    "context",
+    "tools",
+    "commands",
+    "transcript",
+    "test_import_cycles.py",
+    "test_import_hygiene.py",
+)
+_TESTS_ROOT = Path(__file__).resolve().parent
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
@@ -20,6 +35,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run the reliability tests at full size (same as AGENT_REPL_LONG_TESTS=1)",
     )
+
+
+def tier_of(path: Path) -> str:
+    """`unit`, `tmux` or `e2e` for a test file under tests/."""
+    parts = path.resolve().relative_to(_TESTS_ROOT).parts
+    if parts[0] in UNIT_PATHS:
+        return "unit"
+    if parts[0] == "ui" and path.name.startswith("test_tmux_"):
+        return "tmux"
+    return "e2e"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(tier_of(Path(item.path)))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -60,6 +60,7 @@ TOKENS = ["1", "$", ",", "/a/", "/[/]/", "\\,x,", "!", "{", "}", ";", "\n", "p",
 
 
 @pytest.mark.skipif(not GNU, reason="needs GNU sed")
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, derandomize=True)
 @given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=8).map("".join))
 def test_a_script_the_reader_calls_harmless_passes_gnu_seds_sandbox(script):

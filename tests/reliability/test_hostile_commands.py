@@ -82,6 +82,7 @@ HOSTS = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     name=NAME,

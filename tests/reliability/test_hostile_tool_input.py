@@ -103,6 +103,7 @@ async def test_tool_use_ids_with_separators_or_dots_never_write_outside_the_sess
     assert ended.reason == "error"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(max_size=200), min_size=2, max_size=6, unique=True))
 def test_any_ids_map_to_distinct_files_inside_the_directory(ids):

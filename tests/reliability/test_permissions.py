@@ -197,6 +197,7 @@ PLACES = st.sampled_from([
 ])  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     denied=st.lists(WORDS, min_size=1, max_size=2),
@@ -218,6 +219,7 @@ def test_a_deny_rule_beats_allow_rules_and_the_flag_wherever_its_command_sits(
 
 
 # What ends a prefix rule's approval: another command, a substitution, a redirection out of the project.
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     words=st.lists(WORDS, min_size=1, max_size=3),

@@ -4,6 +4,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,6 +39,7 @@ records = st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6)
 lines = st.lists(records.map(json.dumps) | st.text(max_size=20), max_size=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines)
 def test_any_lines_load_without_error(content):
