@@ -55,10 +55,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_configure(config: pytest.Config) -> None:
     # The terminal tests get a tmux server of their own: a shared one carries other people's
     # sessions and options (window sizes), which made screens differ from run to run.
+    # Each process (each xdist worker too) has its own socket directory, so its own server.
     directory = tempfile.mkdtemp(prefix="art-tmux-")
     config.stash[_TMUX_DIR_KEY] = directory
     os.environ["TMUX_TMPDIR"] = directory
     os.environ.pop("TMUX", None)
+    if shutil.which("tmux"):
+        _start_tmux_server(Path(directory))
+
+
+def _start_tmux_server(directory: Path) -> None:
+    """Start this run's tmux server with a home of its own.
+
+    A running server starts every program with the environment it was started with and ignores
+    the `env=` of later clients: a test that passed its home that way wrote into the real
+    ~/.agent_repl. Started here, the server's HOME is a throwaway folder and no agent-repl
+    variable of the caller's shell leaks in, so a test that forgets its home writes nowhere real.
+    """
+    home = directory / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_REPL_", "CLAUDE_"))}
+    env["HOME"] = str(home)
+    subprocess.run(
+        ["tmux", "-f", "/dev/null", "new-session", "-d", "-s", "keep-server-up", "sleep 86400"],
+        env=env,
+        capture_output=True,
+        timeout=10,
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -3,7 +3,6 @@ and the offline demo model showing a diff and taking it back."""
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
@@ -71,12 +70,13 @@ def test_modes_todos_the_diff_dialog_and_rewind_in_a_terminal(emulator, project:
 
 def test_the_offline_demo_shows_a_diff_and_takes_it_back(project: Path, home: Path):
     name = f"agent-repl-demo-{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    env.update(AGENT_REPL_HOME=str(home), TERM="xterm-256color")
-    command = f"{shlex.quote(sys.executable)} -m agent_repl; echo AGENT-REPL-EXIT=$?; sleep 30"
+    # The variables go on the command line: a running tmux server ignores the client's environment.
+    variables = f"AGENT_REPL_HOME={shlex.quote(str(home))} TERM=xterm-256color"
+    offline = "-u ANTHROPIC_API_KEY -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_BASE_URL"
+    command = f"env {offline} {variables} {shlex.quote(sys.executable)} -m agent_repl; echo AGENT-REPL-EXIT=$?; sleep 30"
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", str(project), command],
-        check=True, timeout=10, env=env,
+        check=True, timeout=10,
     )
     subprocess.run(["tmux", "resize-window", "-t", name, "-x", "120", "-y", "40"], capture_output=True, timeout=10)
     term = Terminal(name, project, home)
@@ -97,5 +97,6 @@ def test_the_offline_demo_shows_a_diff_and_takes_it_back(project: Path, home: Pa
         assert (project / "README.md").read_text().startswith("# Demo project\n")
         term.keys("C-d")
         term.wait_for("AGENT-REPL-EXIT=0")
+        assert term.transcripts(), "the session was written under the test's own home"
     finally:
         term.close()
