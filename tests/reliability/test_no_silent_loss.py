@@ -56,7 +56,8 @@ def run_agent(args: list[str], cwd: Path, env: dict[str, str], **kwargs: Any) ->
 
 
 def slow_or_quick(request: Any) -> Reply:
-    """`slow` runs a Bash call that takes a while; anything else is answered at once."""
+    """`slow` runs a Bash call that lasts until the file `release` exists in its folder; anything
+    else is answered at once."""
     last = request.body["messages"][-1]
     blocks = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
     if any("quick" in str(b.get("text", "")) for b in blocks):
@@ -64,7 +65,7 @@ def slow_or_quick(request: Any) -> Reply:
     if any(b.get("type") == "tool_result" for b in blocks):
         return Reply([text_block("slow done")])
     if any("slow" in str(b.get("text", "")) for b in blocks):
-        return Reply([tool_use_block("toolu_slow", "Bash", {"command": "sleep 4; echo slept"})], "tool_use")
+        return Reply([tool_use_block("toolu_slow", "Bash", {"command": "until [ -e release ]; do sleep 0.1; done; echo slept"})], "tool_use")
     return Reply([text_block("?")])
 
 
@@ -82,7 +83,10 @@ def test_a_second_process_on_a_busy_session_forks_it_and_never_interleaves(proje
             assert time.monotonic() < deadline and first.poll() is None, first.communicate()
             time.sleep(0.05)
         [busy] = transcript_files(home)
+        # The first stays busy until the second has finished, however long either takes to start
+        # (a fixed sleep here raced the second's start on a loaded machine).
         second = run_agent(["--continue", "-p", "quick"], project, env)
+        (project / "release").touch()
         out, err = first.communicate(timeout=60)
         busy_text, fork_files = busy.read_text(), [p for p in transcript_files(home) if p != busy]
         # Both processes are gone: the session is free again and is continued in place.
