@@ -1,7 +1,7 @@
 """The composition root: settings, client, tools, pipeline and transcript become a `Session`.
 
 The CLI, the UIs and the tests build sessions here, so there is one place where the parts meet.
-Resuming rebuilds the history from the transcript records alone (SPEC R2.6).
+Resuming rebuilds the history from the transcript records alone.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A session: the full history, where it is written, and what a turn needs to run.
 
-The history (`messages`) is append-only and complete (SPEC R1.1); every entry is written to the
+The history (`messages`) is append-only and complete (docs/architecture.md 3); every entry is written to the
 transcript as it is appended. The model's view is built from it each turn by the projector.
 """
 

@@ -1,4 +1,4 @@
-"""The built-in tools (SPEC R2.3, R7), each a pydantic args model plus a .md."""
+"""The built-in tools (docs/architecture.md 7.1), each a pydantic args model plus a .md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Snip: the model removes earlier messages from its own context by their `[id:]` tags (SPEC R3.3).
+"""Snip: the model removes earlier messages from its own context by their `[id:]` tags (docs/architecture.md 5.3).
 
 The tool touches no file: the session lends it the context pipeline's snip through its port
 (`ToolContext.ports.snip`), and the tool only passes the ids on and reports what happened.

@@ -1,4 +1,4 @@
-"""Task: the model starts a sub-agent for one task and gets its final answer back (SPEC R8.1).
+"""Task: the model starts a sub-agent for one task and gets its final answer back (docs/architecture.md 7.3).
 
 The tool runs nothing itself: the session lends it the sub-agent runner (agent_repl.agents) as a
 port (`ctx.ports.subagents`), as it does the snip callback, and the tool hands the call over. The runner

@@ -1,4 +1,4 @@
-"""Running a Task call: a sub-agent with its own history, pipeline and compaction (SPEC R8.1).
+"""Running a Task call: a sub-agent with its own history, pipeline and compaction (docs/architecture.md 7.3).
 
 The sub-agent is a `Session` of its own that runs the same query loop. What it shares with its
 parent is what the user owns: the client, the settings, the permission rules and the way the

@@ -1,4 +1,4 @@
-"""The built-in slash commands (SPEC R4.2). Each returns data; the front ends draw it."""
+"""The built-in slash commands (docs/architecture.md 2). Each returns data; the front ends draw it."""
 
 from __future__ import annotations
 

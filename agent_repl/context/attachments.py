@@ -1,4 +1,4 @@
-"""What is put back after a compaction (SPEC R3.6.6, R7.3): the standing context, recently read
+"""What is put back after a compaction (docs/architecture.md 5.6): the standing context, recently read
 and edited files, the todo list and the approved plan.
 
 A summary loses the exact text of files the model was working on, the project instructions that
@@ -97,7 +97,7 @@ def _numbered(text: str) -> str:
 
 
 def reinjection_budget(effective_window: int, share: float = 0.1) -> int:
-    """`share` of the effective window (a tenth: 18K tokens in a 200K window), at most the seeds'
+    """`share` of the effective window (a tenth: 18K tokens in a 200K window), at most the fixed
     50K, so a compaction leaves room to work instead of refilling the context with files."""
     return min(MAX_TOKENS_TOTAL, int(effective_window * share))
 

@@ -1,4 +1,4 @@
-"""Autocompact's trigger (SPEC R3.6.1, R3.6.7): whether the loop compacts before this request.
+"""Autocompact's trigger (docs/architecture.md 5.6): whether the loop compacts before this request.
 
 The last of the view's steps and the most destructive, so the cheaper ones before it usually make
 it a no-op. It asks for `Compact("auto")` when the view is over the autocompact threshold or, with

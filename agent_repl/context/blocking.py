@@ -1,4 +1,4 @@
-"""The blocking limit (SPEC R3.7.1): the last check before the wire.
+"""The blocking limit (docs/architecture.md 5.8): the last check before the wire.
 
 Only while autocompact is off (with it on, the compaction keeps the view under the limit) and
 not under collapse, which recovers through its drain: a request over `effective window - 3,000`

@@ -1,4 +1,4 @@
-"""The compact-boundary slice (SPEC R3.0): the first stage, the history as the model may see it.
+"""The compact-boundary slice (docs/architecture.md 5.1): the first stage, the history as the model may see it.
 
 The last active compact boundary and what follows it, with the kept tail the boundary names put
 back right after its summary (ours name where the tail starts, `keptFromUuid`; Claude Code 2.1.3xx
@@ -74,7 +74,7 @@ def _view_at(history: list[Message], index: int, end: int, undone: frozenset[str
 
 
 def slice_after_compact_boundary(history: list[Message], undone: frozenset[str] | set[str] = frozenset()) -> list[Message]:
-    """The last compact boundary and everything after it (SPEC R3.0.1), with the kept tail the
+    """The last compact boundary and everything after it, with the kept tail the
     boundary names (entries of the view before it) placed right after its summary."""
     index = _previous_boundary(history, len(history), undone)
     if index is None:
@@ -88,7 +88,7 @@ def is_refused(message: Message) -> bool:
 
 
 class BoundarySlice(Stage):
-    """R3.0: the last compact boundary onward, then snipped entries, undone compactions, rewound
+    """The last compact boundary onward, then snipped entries, undone compactions, rewound
     entries and refused replies filtered out."""
 
     name = "boundary"

@@ -1,4 +1,4 @@
-"""Tool-result budget (SPEC R3.2): content replacement, not compaction.
+"""Tool-result budget (docs/architecture.md 5.2): content replacement, not compaction.
 
 The tool results of one wire-level user message may total at most `tool_result_budget_chars`
 (200,000 in a 200K window, less in a smaller one: `thresholds.tool_result_budget_chars`).

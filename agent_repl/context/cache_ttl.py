@@ -62,7 +62,7 @@ def cache_marks(
 def cold_after_minutes(history: list[Message], state: PipelineState) -> float:
     """When what the last main request wrote expires, in minutes after its reply: an hour when its
     breakpoints had the 1-hour lifetime (with "prefix-1h", what is older than the turn keeps it,
-    and a clear there would break it), else 5 minutes; the seeds' fixed gap without
+    and a clear there would break it), else 5 minutes; the fixed gap without
     `clear_at_expiry`."""
     config = state.config
     if not config.clear_at_expiry:

@@ -1,4 +1,4 @@
-"""Context collapse (SPEC R3.5): old spans of the view shown as short summaries. Zero model calls.
+"""Context collapse (docs/architecture.md 5.5): old spans of the view shown as short summaries. Zero model calls.
 
 A read-time projection. The commit log (spans from a start uuid to an end uuid) lives in the
 pipeline state and in the transcript; every projection replaces each committed span with one
@@ -14,8 +14,7 @@ assistant's text abbreviated.
 From 80% of the effective window the oldest eligible spans are staged; from 90% staged spans
 are committed, oldest first, until the count is back under 90%. Both are records (staging
 decides what a later projection commits), so a resumed session stages and commits as the live
-one would have. On prompt-too-long the loop drains every staged span first (`drain_staged`,
-R3.5.3).
+one would have. On prompt-too-long the loop drains every staged span first (`drain_staged`).
 """
 
 from __future__ import annotations
@@ -274,7 +273,7 @@ def stage_record(staged: list[CollapsedSpan]) -> CollapseStageRecord:
 
 
 def drain_staged(view: list[Message], state: PipelineState) -> list[CollapseCommitRecord | CollapseStageRecord]:
-    """Prompt-too-long recovery (R3.5.3): commit every staged span now; when none is staged, stage
+    """Prompt-too-long recovery: commit every staged span now; when none is staged, stage
     every eligible span older than the current turn first. Returns the records for the caller to
     write, [] when nothing could be collapsed."""
     config, collapse = state.config, state.collapse

@@ -1,4 +1,4 @@
-"""Which entries a collapse may take, and the `<collapsed>` entry that stands in for them (SPEC R3.5).
+"""Which entries a collapse may take, and the `<collapsed>` entry that stands in for them (docs/architecture.md 5.5).
 
 Spans are whole API rounds: a tool_use never leaves without its tool_result, nor part of one
 streamed reply (`message_id`). Never the current turn, injected context (the session's opening

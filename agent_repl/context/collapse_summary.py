@@ -1,4 +1,4 @@
-"""The extractive summary of a collapsed span (SPEC R3.5): no model call, a few lines per round.
+"""The extractive summary of a collapsed span (docs/architecture.md 5.5): no model call, a few lines per round.
 
 Every typed user message is quoted verbatim (what the user said is never lost); each tool call
 is one line with its key input and outcome (exit code, line count, or an error's first line);

@@ -1,16 +1,16 @@
-"""Compaction (SPEC R3.6): replace the view with a summary when the cheap stages are not enough.
+"""Compaction (docs/architecture.md 5.6): replace the view with a summary when the cheap stages are not enough.
 
 The loop runs it when the autocompact check asks (agent_repl.context.autocompact), for `/compact`,
 and once per turn as reactive recovery from a prompt-too-long error.
 
 First session-memory compaction: the notes extracted in the background become the summary and
-a tail of recent messages is kept (R3.6.2). Otherwise a full compaction: a forked request that
-reuses the cached prefix asks the model for the nine-section summary (R3.6.3); if that request is
-itself too long, the oldest API rounds are dropped and it is retried, at most 3 times (R3.6.4).
-After 3 consecutive failures the breaker opens for the rest of the session (R3.6.5).
+a tail of recent messages is kept. Otherwise a full compaction: a forked request that
+reuses the cached prefix asks the model for the nine-section summary; if that request is
+itself too long, the oldest API rounds are dropped and it is retried, at most 3 times.
+After 3 consecutive failures the breaker opens for the rest of the session.
 
 The result is appended to the history, in order: the boundary, the summary message, the
-re-injected attachments (R3.6.6). The kept tail stays where it is in the history (before the
+re-injected attachments. The kept tail stays where it is in the history (before the
 boundary); the boundary names where it starts and the projection puts it after the summary.
 Nothing is removed from the history, so `undo_last_compaction` can bring the old view back.
 """
@@ -116,7 +116,7 @@ def kept_tail_budget(state: PipelineState) -> int:
 
 
 class Compactor:
-    """Runs compactions for one session's pipeline and keeps the circuit breaker (R3.6.5)."""
+    """Runs compactions for one session's pipeline and keeps the circuit breaker."""
 
     def __init__(self, pipeline: Pipeline, *, summary_max_tokens: int = SUMMARY_MAX_TOKENS) -> None:
         self.pipeline = pipeline

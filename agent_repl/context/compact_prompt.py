@@ -1,7 +1,7 @@
 """The words of compaction: the summary request, and the message that carries a summary forward.
 
 The request asks for nine sections after an `<analysis>` scratch section, which is stripped
-before the summary is used (SPEC R3.6.3). Requests open with a marker so the local emulator's
+before the summary is used. Requests open with a marker so the local emulator's
 models know what they are being asked.
 """
 

@@ -1,4 +1,4 @@
-"""Token estimates for the view, and `token_count_with_estimation` (issue 4, item 6).
+"""Token estimates for the view, and `token_count_with_estimation`.
 
 The count the thresholds use is the last response's usage (input + cache read + cache write +
 output: what the API itself counted) plus an estimate of everything appended after that

@@ -1,4 +1,4 @@
-"""The short `[id:xxxxxx]` tags the model sees on user messages (SPEC R3.1.2).
+"""The short `[id:xxxxxx]` tags the model sees on user messages (docs/architecture.md 5.7).
 
 Six base-36 characters derived from the message uuid: the same message gets the same tag in
 every run and after every resume, so the bytes of the prompt never change because of them.

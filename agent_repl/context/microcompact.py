@@ -1,4 +1,4 @@
-"""Microcompact (SPEC R3.4): clearing old tool results, in one of three ways.
+"""Microcompact (docs/architecture.md 5.4): clearing old tool results, in one of three ways.
 
 1. Time-based: when the last reply is older than the cache TTL gap, the server cache is cold
    anyway, so the content of every clearable result but the most recent few becomes
@@ -11,7 +11,7 @@
    It runs when more than `cached_trigger` results are live, or when they fill more than
    `cached_trigger_share` of the effective window (a small window never holds many results).
 3. Otherwise the public `context_management` edits: thinking is kept, or only the last turn's
-   after an idle hour (R3.4.3), where the model thinks; and, only while autocompact is off, the server clears old tool
+   after an idle hour, where the model thinks; and, only while autocompact is off, the server clears old tool
    uses past a trigger. Once past its trigger that edit clears one more result on every request,
    so the cache is written again from there each time (the replay benchmark measured +51% cost
    units at 200K with it beside autocompact); with autocompact on, the compaction is the cheaper

@@ -1,4 +1,4 @@
-"""API normalization (SPEC R3.1): the projected view becomes wire messages.
+"""API normalization (docs/architecture.md 5.7): the projected view becomes wire messages.
 
 Runs after every stage, just before the wire, and never changes the history: it builds new
 dicts. Steps, in order: drop system entries; merge consecutive same-role entries (parallel tool

@@ -1,4 +1,4 @@
-"""The context pipeline as the seeds draw it (SPEC section 3): one list, cheapest step first.
+"""The context pipeline (docs/architecture.md 5): one list, cheapest step first.
 
     boundary slice -> tool-result budget -> snip -> microcompact -> collapse -> autocompact
         -> normalization for the API -> blocking check -> the wire
@@ -31,14 +31,14 @@ from agent_repl.core.turn_session import Compaction
 
 def flowchart(tool_results_dir: Path) -> list[Stage | Check]:
     return [
-        BoundarySlice(),  # R3.0 the last compact boundary onward; snipped and undone entries out
-        ToolResultBudget(tool_results_dir),  # R3.2 large results become <persisted-output> previews
-        SnipStage(),  # R3.3 snip-safe spans leave the view (when no summary manages it)
-        Microcompact(),  # R3.4 old tool results cleared, or deleted from the cache by cache edits
-        CollapseStage(),  # R3.5 committed spans read as one <collapsed> summary each
-        Autocompact(),  # R3.6 over the threshold: Compact("auto")
-        # normalization for the API (R3.1) runs here: the checks after it see the finished request
-        BlockingLimit(),  # R3.7.1 over the blocking limit with autocompact off: Block(message)
+        BoundarySlice(),  # the last compact boundary onward; snipped and undone entries out
+        ToolResultBudget(tool_results_dir),  # large results become <persisted-output> previews
+        SnipStage(),  # snip-safe spans leave the view (when no summary manages it)
+        Microcompact(),  # old tool results cleared, or deleted from the cache by cache edits
+        CollapseStage(),  # committed spans read as one <collapsed> summary each
+        Autocompact(),  # over the threshold: Compact("auto")
+        # normalization for the API runs here: the checks after it see the finished request
+        BlockingLimit(),  # over the blocking limit with autocompact off: Block(message)
     ]
 
 

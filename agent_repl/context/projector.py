@@ -2,10 +2,10 @@
 
 Each stage gets the view the one before it returned and reports what it saved, and its records
 are applied to the state (`agent_repl.context.records`) before the next stage runs; then the
-view is normalized into the wire (R3.1), each stage marks the wire as it needs, and the checks
+view is normalized into the wire, each stage marks the wire as it needs, and the checks
 decide what the loop must do first (`Action`). The history is never rewritten here; stages
 return new lists and copies. `/context` runs the same code with `dry_run=True`, on a copy of the
-state and with no effect outside it, so the numbers shown are the numbers the API will see (R1.3).
+state and with no effect outside it, so the numbers shown are the numbers the API will see.
 
 After the reply, `observe_response` feeds the API's own count back into the estimate and lets
 each stage react to it.

@@ -1,4 +1,4 @@
-"""Records: the one way a decision changes the pipeline's state (SPEC R2.6).
+"""Records: the one way a decision changes the pipeline's state (docs/architecture.md 9.2).
 
 A stage decides and returns records; `apply(state, record)` makes each one part of the state.
 The same function runs live (the pipeline applies a stage's records before the next stage runs;

@@ -1,7 +1,7 @@
-"""The data behind `/context` (issue 4, item 7): where the tokens go, costing zero model tokens.
+"""The data behind `/context`: where the tokens go, costing zero model tokens.
 
 It runs the same projection the next request will (dry run: nothing written, nothing changed),
-so the numbers shown are the numbers the API will see (SPEC R1.3).
+so the numbers shown are the numbers the API will see.
 """
 
 from __future__ import annotations

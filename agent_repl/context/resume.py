@@ -1,4 +1,4 @@
-"""Rebuilding the pipeline's state on resume from the transcript alone (SPEC R2.6).
+"""Rebuilding the pipeline's state on resume from the transcript alone (docs/architecture.md 9.2).
 
 The records are applied in order, as they were live (`agent_repl.context.records.apply`); the
 bookkeeping that no record holds is derived from the history. Replacements are the recorded

@@ -1,4 +1,4 @@
-"""/rewind (SPEC R7.2): back to just before one of the user's prompts, for the code, the
+"""/rewind (docs/architecture.md 7.4): back to just before one of the user's prompts, for the code, the
 conversation or both.
 
 The conversation part is a projection like snip: the prompt and everything after it leave the

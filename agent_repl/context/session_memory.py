@@ -1,4 +1,4 @@
-"""Session memory (SPEC R3.8) and the kept tail of a session-memory compaction (R3.6.2).
+"""Session memory and the kept tail of a session-memory compaction (docs/architecture.md 5.9, 5.6).
 
 As the conversation grows, a forked request (which reads the main conversation's cached prefix)
 asks the model to write down the session's durable facts. The notes go to
@@ -234,7 +234,7 @@ class SessionMemory:
         return True
 
 
-# --- The kept tail of a session-memory compaction (R3.6.2) ----------------------------------------
+# --- The kept tail of a session-memory compaction ----------------------------------------
 
 
 def _is_opening_entry(message: Message) -> bool:

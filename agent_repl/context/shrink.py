@@ -1,6 +1,6 @@
 """Making a summary request smaller when it is refused: too many tokens, or too many bytes.
 
-Too long (`prompt is too long`, R3.6.4): whole API rounds go from the front until the gap is
+Too long (`prompt is too long`): whole API rounds go from the front until the gap is
 covered (20% of them when it is not known); what the user typed in them stays.
 
 Too large (a 413 `request_too_large`, 32 MB bodies): a body that large is rarely many tokens:

@@ -1,4 +1,4 @@
-"""Snip (SPEC R3.3): whole entries leave the model's view; the history keeps them. Zero model calls.
+"""Snip (docs/architecture.md 5.3): whole entries leave the model's view; the history keeps them. Zero model calls.
 
 Three sources share one planner. The model's `Snip` tool and the user's `/snip` name entries by
 the `[id:xxxxxx]` tags normalization puts on user messages (or by uuid), a single id or an

@@ -1,7 +1,7 @@
 """What the pipeline remembers between turns, and its settings.
 
 Every decision that changes what the model sees is kept here and written to the transcript as a
-side record, so a resume rebuilds the same state from the records alone (SPEC R2.6) and sends
+side record, so a resume rebuilds the same state from the records alone and sends
 the same bytes. Records change it through `agent_repl.context.records.apply`; a dry run works on
 a `copy()`.
 """
@@ -26,16 +26,16 @@ CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 class PipelineConfig:
     # How a full context is handled: summarize it (autocompact) or project collapsed spans.
     strategy: Literal["autocompact", "collapse"] = "autocompact"
-    # Tool results of one wire-level user message may total at most this many characters (R3.2.1).
+    # Tool results of one wire-level user message may total at most this many characters.
     tool_result_budget_chars: int = 200_000
     # Tools whose results are never replaced (unlimited max_result_size_chars: Read).
     unlimited_tools: frozenset[str] = frozenset({"Read"})
-    # They bound their own output for a 200K window (R3.2.3); in a smaller one, where two such
+    # They bound their own output for a 200K window; in a smaller one, where two such
     # results can fill the window, they are budgeted like the rest.
     unlimited_tools_exempt: bool = True
     # Tools whose old results microcompact may clear.
     clearable_tools: frozenset[str] = frozenset({"Read", "Bash", "Grep", "Glob"})
-    # Time-based microcompact: the server cache is cold after this gap (R3.4.1), or, with
+    # Time-based microcompact: the server cache is cold after this gap, or, with
     # `clear_at_expiry` (settings: clear_at_cache_expiry), when what the last request wrote
     # expired (5 minutes, or the hour).
     cache_cold_gap_minutes: float = 60.0
@@ -47,7 +47,7 @@ class PipelineConfig:
     # Breakpoint lifetimes (agent_repl.context.cache_ttl), and the gap between turns that counts as a pause.
     cache_ttl: Literal["5m", "1h", "prefix-1h", "auto"] = "5m"
     pause_minutes: float = 5.0
-    # Cached microcompact (R3.4.2): when more clearable results than the trigger are live in the
+    # Cached microcompact: when more clearable results than the trigger are live in the
     # cache, delete the oldest down to `cached_keep`. A delete keeps the rest of the prefix a
     # cache read, so it is the cheapest way to stay small. Over the replay benchmark's 200K-window
     # sessions (before the size rule below) 40/20 cost 6,477K units, 30/15 5,877K, 25/12 5,486K
@@ -92,7 +92,7 @@ class PipelineConfig:
     output_multiplier: float = 5.0
     # The model's tokenizer family's cl100k ratio: where the learned ratio (TokenAccounting) starts.
     token_ratio: float = DEFAULT_CLAUDE_RATIO
-    # Automatic snip (R3.3.2): only over this share of the effective window, and only while no
+    # Automatic snip: only over this share of the effective window, and only while no
     # summary manages the context. Every automatic snip rewrites the cached prefix from the snip
     # point, which costs about what a compaction does, and with autocompact on the compaction
     # follows a few requests later anyway (the replay benchmark measured a snip-then-compact
@@ -134,7 +134,7 @@ class PipelineConfig:
 
 @dataclass
 class BudgetState:
-    """Content replacement (R3.2.2): what was seen and what was replaced, by tool_use_id."""
+    """Content replacement: what was seen and what was replaced, by tool_use_id."""
 
     seen: set[str] = field(default_factory=set)
     replacements: dict[str, str] = field(default_factory=dict)
@@ -143,7 +143,7 @@ class BudgetState:
 @dataclass
 class SnipState:
     snipped: set[str] = field(default_factory=set)
-    # Freed since the last API usage, which cannot see them (R3.3.3).
+    # Freed since the last API usage, which cannot see them.
     tokens_freed_since_usage: int = 0
     tokens_freed_total: int = 0
 
@@ -179,7 +179,7 @@ class MicrocompactState:
 
 @dataclass
 class TokenAccounting:
-    """The last usage the API reported and how far our estimates are from it (R3.3.3, issue 4.6)."""
+    """The last usage the API reported and how far our estimates are from it."""
 
     last_usage: Usage | None = None
     # The uuid of the last history entry the last usage covers (its assistant reply).
@@ -205,7 +205,7 @@ class CompactionState:
 
 @dataclass(frozen=True)
 class CollapsedSpan:
-    """A span of the view shown to the model as one `<collapsed>` summary (R3.5.1).
+    """A span of the view shown to the model as one `<collapsed>` summary.
 
     `uuids` are the entries it covers (start..end in view order, system entries aside); the
     history keeps them all.
@@ -220,7 +220,7 @@ class CollapsedSpan:
 
 @dataclass
 class CollapseState:
-    """Context collapse (R3.5): the commit log in order, and spans proposed but not yet committed."""
+    """Context collapse: the commit log in order, and spans proposed but not yet committed."""
 
     commits: list[CollapsedSpan] = field(default_factory=list)
     staged: list[CollapsedSpan] = field(default_factory=list)

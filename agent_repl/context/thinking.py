@@ -1,4 +1,4 @@
-"""Leaving out of the view the thinking blocks whose prefix changed (SPEC R5.2).
+"""Leaving out of the view the thinking blocks whose prefix changed (docs/architecture.md 6.2).
 
 Runs on the wire drafts after normalization: walking the drafts in order with the same prefix
 chain the loop used when each block arrived (`agent_repl.core.thinking_prefix`), a thinking

@@ -1,11 +1,11 @@
-"""The context thresholds as pure functions of numbers (SPEC R3.6.1), so they test without a model.
+"""The context thresholds as pure functions of numbers (docs/architecture.md 5.6), so they test without a model.
 
     effective window     = context window - what a summary reply needs (about 20K)
     autocompact at       = effective window - 13,000
     warning from         = autocompact threshold - 20,000
     blocking limit       = effective window - 3,000 (only enforced when autocompact is off)
 
-The seeds' amounts are for a 200K window (an effective window of 180K). A smaller window scales
+The base amounts are for a 200K window (an effective window of 180K). A smaller window scales
 them down in proportion, so it compacts at the same share of the window (83.5%) instead of
 much earlier: with fixed amounts a 50K window would compact at 17K tokens, a third of it, and
 pay for a new cached prefix several times as often (measured by the replay benchmark,
@@ -18,7 +18,7 @@ SUMMARY_RESERVE_TOKENS = 20_000
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
 WARNING_BUFFER_TOKENS = 20_000
 BLOCKING_BUFFER_TOKENS = 3_000
-# The tool results of one wire-level user message (R3.2.1).
+# The tool results of one wire-level user message.
 TOOL_RESULT_BUDGET_CHARS = 200_000
 # The window the amounts above are meant for, and its effective window.
 REFERENCE_WINDOW = 200_000
@@ -30,7 +30,7 @@ def _scaled(amount: int, size: int, reference: int) -> int:
 
 
 def scaled_amount(amount: int, effective: int) -> int:
-    """An amount the seeds give for a 200K window, for a window with this effective size."""
+    """An amount given for a 200K window, for a window with this effective size."""
     return _scaled(amount, effective, REFERENCE_EFFECTIVE_WINDOW)
 
 

@@ -1,4 +1,4 @@
-"""The query loop: one user turn as an async stream of typed events (SPEC R3.7.4).
+"""The query loop: one user turn as an async stream of typed events (docs/architecture.md 4.1).
 
 A `while True` over an explicit `State`, never recursion (agent_repl.core.loop_state). Each pass
 projects the history into the model's view and does what its action asks (`_context_step`):

@@ -1,6 +1,6 @@
 """What the query loop does with a request that failed: recover and retry it, or end the turn.
 
-The error is withheld while recovery runs, cheapest step first (SPEC R3.7.2-3): prompt too long
+The error is withheld while recovery runs, cheapest step first (docs/architecture.md 4.2): prompt too long
 drains staged collapses, then compacts once per turn; a stream that broke is sent again after a
 growing delay; a 400 naming the web tools turns them off; overload switches to the fallback
 model. Only when no step applies is the error shown. The errors are classified in

@@ -1,5 +1,5 @@
 """The query loop's state machine: its `State`, the transitions between passes, and the decisions
-its steps return (SPEC R3.7.4).
+its steps return (docs/architecture.md 4.1).
 
 Each pass of the loop ends in a decision: `Retry(transition)` sends the same request again (the
 reply was withheld or the request failed), `Continue(transition)` goes round with what the pass

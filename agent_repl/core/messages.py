@@ -1,4 +1,4 @@
-"""The message model: what the REPL history holds (SPEC R2.1-R2.2).
+"""The message model: what the REPL history holds (docs/architecture.md 3).
 
 Content blocks mirror the Anthropic Messages API one to one, so converting a history entry
 to a wire message is a `model_dump`. History entries add what the API does not know: a uuid,

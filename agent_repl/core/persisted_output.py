@@ -1,7 +1,7 @@
-"""Large tool results on disk, a preview in context (SPEC R2.4, R3.2.4).
+"""Large tool results on disk, a preview in context (docs/architecture.md 7.2, 5.2).
 
 One format serves the per-tool threshold (at once, before the result enters history) and the
-per-message tool-result budget (issue 4), so the model always sees the same shape.
+per-message tool-result budget, so the model always sees the same shape.
 """
 
 from __future__ import annotations

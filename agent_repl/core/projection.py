@@ -21,14 +21,14 @@ from agent_repl.core.request import CacheMarks
 
 @dataclass(frozen=True)
 class Compact:
-    """Compact before sending (the autocompact check, SPEC R3.6)."""
+    """Compact before sending (the autocompact check)."""
 
     trigger: Trigger
 
 
 @dataclass(frozen=True)
 class Block:
-    """Do not send: the request is over the blocking limit (R3.7.1); `message` says so to the user."""
+    """Do not send: the request is over the blocking limit; `message` says so to the user."""
 
     message: str
 
@@ -88,7 +88,7 @@ class Projector(Protocol):
         ...
 
     def recover_from_overflow(self, history: list[Message]) -> list[Any]:
-        """After a prompt-too-long error, the cheapest recovery (draining staged collapses, R3.5.3):
+        """After a prompt-too-long error, the cheapest recovery (draining staged collapses):
         the records it applied, for the caller to write; [] when it freed nothing."""
         ...
 

@@ -1,4 +1,4 @@
-"""What the loop needs to recover from a full context or a failing request (SPEC R3.7).
+"""What the loop needs to recover from a full context or a failing request (docs/architecture.md 4.2).
 
 The loop stays ignorant of how compaction works: it matches the pipeline's actions, asks the
 session's `Compaction` (see agent_repl.core.turn_session), and classifies API errors with the pure
@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 Trigger = Literal["auto", "manual", "reactive"]
 
-# Raise the output cap once, then ask the model to go on, at most this many times (R3.7.3).
+# Raise the output cap once, then ask the model to go on, at most this many times.
 ESCALATED_MAX_OUTPUT_TOKENS = 64_000
 # Stop reasons of a reply that ended before it was finished (its last tool call may be partial).
 CUT_OFF_STOP_REASONS = ("max_tokens", "model_context_window_exceeded")

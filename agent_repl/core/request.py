@@ -1,5 +1,5 @@
 """Building the request body, with cache breakpoints placed so each request reads the last one's
-prefix (SPEC R3.9).
+prefix (docs/architecture.md 6.1).
 
 Breakpoints: the last tool definition the model reads (deferred ones stay out of the prompt),
 the system prompt, and the last block of each of the last two user messages. The second-to-last user message is where the previous request ended

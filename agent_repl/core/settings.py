@@ -89,7 +89,7 @@ class Settings(BaseModel):
     # their thinking); off: always our own nine-section summary.
     api_compaction: bool = True
     # Clear old tool results once what the last request cached has expired (5 minutes, or the
-    # hour), when the next request writes the prefix again anyway; off: after the seeds' 60-minute
+    # hour), when the next request writes the prefix again anyway; off: after the fixed 60-minute
     # gap. Chosen by the replay benchmark (BENCHMARKS.md, pauses condition at 200K, the row
     # "agent-repl without clears at expiry").
     clear_at_cache_expiry: bool = True

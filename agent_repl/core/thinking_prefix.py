@@ -1,4 +1,4 @@
-"""Which thinking blocks may still be sent back (preserved thinking, SPEC R5.2).
+"""Which thinking blocks may still be sent back (preserved thinking).
 
 On models with preserved thinking the API accepts a thinking block only while its prefix (the
 model, `system`, `tools` and every message block before it) is what it was when the block was

@@ -1,4 +1,4 @@
-"""What a tool is to the query loop (SPEC R2.3).
+"""What a tool is to the query loop (docs/architecture.md 7.1).
 
 Concrete tools live in the top-level `tools` package and implement `Tool`. Errors are values:
 a tool returns a `ToolOutput` with `is_error=True` and one text for the model, never raises

@@ -3,8 +3,8 @@
 Consecutive read-only calls run concurrently; a call that is not read-only (Bash, Edit, Write)
 runs alone, after the tool prepared it (Edit computes its diff, and refuses a stale file before
 anyone is asked) and `agent_repl.core.approval` allowed it. A result over its tool's `max_result_size_chars` is written to the
-session's tool-results directory and replaced by its preview here, before it enters history
-(SPEC R2.4), so the transcript never holds the full text.
+session's tool-results directory and replaced by its preview here, before it enters history,
+so the transcript never holds the full text.
 
 PreToolUse hooks answer before anyone is asked (a denial is the model's result, with the
 hook's reason); PostToolUse hooks see a successful result. What they say is carried on the

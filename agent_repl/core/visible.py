@@ -1,4 +1,4 @@
-"""Text from a model, a tool or a file, made safe to put on a terminal (SPEC R6.4).
+"""Text from a model, a tool or a file, made safe to put on a terminal (docs/architecture.md 8.5).
 
 Every front end shows untrusted strings through `show_controls`: control and escape characters
 become visible symbols instead of acting on the terminal, so output cannot clear the screen,

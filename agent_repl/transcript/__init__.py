@@ -1,5 +1,5 @@
 """Transcripts: append-only JSONL in Claude Code's schema, written as the session runs and loaded
-to resume it (SPEC R2.5-R2.7). The schema is described in `transcripts/README.md` at the repo root.
+to resume it (docs/architecture.md 9.1, 9.3). The schema is described in `transcripts/README.md` at the repo root.
 
 - `paths`:    where a session's files live (`SessionPaths`)
 - `records`:  the record models (Claude Code message records, our side records, their registry)

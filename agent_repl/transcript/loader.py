@@ -1,4 +1,4 @@
-"""Read a transcript back: ours or a real Claude Code session file (SPEC R2.5-R2.6).
+"""Read a transcript back: ours or a real Claude Code session file (docs/architecture.md 9.1, 9.2).
 
 Nothing in a file makes loading fail. A torn or malformed line, invalid UTF-8, an oversized
 line, an unreadable record, duplicate uuids or a `parentUuid` cycle each become a warning that

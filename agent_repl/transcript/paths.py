@@ -1,4 +1,4 @@
-"""Where a session's files live (SPEC R2.7).
+"""Where a session's files live (docs/architecture.md 9.3).
 
     <home>/projects/<project slug>/<session_id>.jsonl         the transcript
     <home>/projects/<project slug>/<session_id>/tool-results/ persisted tool outputs

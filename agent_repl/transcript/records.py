@@ -165,7 +165,7 @@ class SideRecord(_CamelModel):
 
 
 class ContentReplacementRecord(SideRecord):
-    """A tool result replaced in the model's view (SPEC R3.2.5); `replacement` is re-emitted byte for byte."""
+    """A tool result replaced in the model's view; `replacement` is re-emitted byte for byte."""
 
     type: Literal["content-replacement"] = "content-replacement"
     tool_use_id: str
@@ -173,7 +173,7 @@ class ContentReplacementRecord(SideRecord):
 
 
 class SnipRecord(SideRecord):
-    """Messages removed from the model's view (SPEC R3.3); the history keeps them."""
+    """Messages removed from the model's view; the history keeps them."""
 
     type: Literal["snip"] = "snip"
     uuids: list[str]
@@ -183,7 +183,7 @@ class SnipRecord(SideRecord):
 
 
 class CollapseCommitRecord(SideRecord):
-    """A span of history shown to the model as one `<collapsed>` summary (SPEC R3.5)."""
+    """A span of history shown to the model as one `<collapsed>` summary."""
 
     type: Literal["collapse-commit"] = "collapse-commit"
     collapse_id: str | None = None
@@ -208,7 +208,7 @@ class StagedSpan(_CamelModel):
 
 
 class CollapseStageRecord(SideRecord):
-    """The spans collapse has staged, oldest first, as they stand after a projection (SPEC R3.5).
+    """The spans collapse has staged, oldest first, as they stand after a projection.
 
     Staged spans decide what later projections commit, so a resume must start from the same list;
     each record replaces the one before (a commit takes its own span off the list).
@@ -228,7 +228,7 @@ class TokenRatioRecord(SideRecord):
 
 
 class MicrocompactClearRecord(SideRecord):
-    """Tool results whose stored content was cleared (SPEC R3.4.1); `replacement` is the exact new text."""
+    """Tool results whose stored content was cleared; `replacement` is the exact new text."""
 
     type: Literal["microcompact-clear"] = "microcompact-clear"
     tool_use_ids: list[str]
@@ -238,7 +238,7 @@ class MicrocompactClearRecord(SideRecord):
 
 
 class CacheEditRecord(SideRecord):
-    """Tool results deleted from the server's prompt cache (cached microcompact, SPEC R3.4.2).
+    """Tool results deleted from the server's prompt cache (cached microcompact).
 
     The `cache_edits` block is pinned to the wire message holding `anchor_uuid` and re-sent there
     on every later request, so the bytes the cache has seen never move.
@@ -283,7 +283,7 @@ class RewindRecord(SideRecord):
 
 
 class SessionMemoryRecord(SideRecord):
-    """The session's notes as last extracted (SPEC R3.8); a resume restores them from this alone."""
+    """The session's notes as last extracted; a resume restores them from this alone."""
 
     type: Literal["session-memory"] = "session-memory"
     content: str

@@ -1,4 +1,4 @@
-"""Append-only JSONL transcript writer (SPEC R2.5).
+"""Append-only JSONL transcript writer (docs/architecture.md 9.1).
 
 One record per line, written with one unbuffered write, so a crash loses at most the line being
 written (the loader skips that torn line; a writer that reopens the file starts a new line after

@@ -1,4 +1,4 @@
-"""The seeds' isolation rules for sub-agents (SPEC R8.1), through the real loop on the emulator.
+"""The isolation rules for sub-agents (docs/architecture.md 7.3), through the real loop on the emulator.
 
 Cached microcompact is the main thread's alone: a sub-agent's tool results never enter the main
 thread's registry (its deleted and pinned results, the `cache_reference`s it sends). A sub-agent's

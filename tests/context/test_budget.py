@@ -1,4 +1,4 @@
-"""The tool-result budget on hand-built histories (SPEC R3.2)."""
+"""The tool-result budget on hand-built histories (docs/architecture.md 5.2)."""
 
 from __future__ import annotations
 

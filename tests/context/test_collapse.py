@@ -1,4 +1,4 @@
-"""Context collapse on hand-built histories (SPEC R3.5): projection, spans, thresholds, drain, resume."""
+"""Context collapse on hand-built histories (docs/architecture.md 5.5): projection, spans, thresholds, drain, resume."""
 
 from __future__ import annotations
 

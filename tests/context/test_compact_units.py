@@ -47,7 +47,7 @@ def test_smaller_windows_scale_the_amounts_and_compact_at_the_same_share():
     assert warning_threshold(effective) == 36_750
     assert blocking_limit(effective) == 44_250
     assert effective_window(50_000, max_output_tokens=2_000) == 48_000
-    # Larger windows keep the seeds' fixed amounts.
+    # Larger windows keep the fixed amounts.
     big = effective_window(1_000_000)
     assert big == 980_000 and autocompact_threshold(big) == 967_000 and blocking_limit(big) == 977_000
     for window in (20_000, 60_000, 100_000, 150_000, 200_000):

@@ -1,4 +1,4 @@
-"""Microcompact on hand-built histories (SPEC R3.4)."""
+"""Microcompact on hand-built histories (docs/architecture.md 5.4)."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_time_based_clears_all_but_the_five_most_recent_and_records_it():
 
 def test_no_time_based_clear_within_the_gap_or_in_a_dry_run():
     history = history_with_results(8)
-    # The seeds' rule: a 60-minute gap. By default the clear waits only until what the last
+    # The fixed rule: a 60-minute gap. By default the clear waits only until what the last
     # request cached has expired (5 minutes), since the next request writes it again anyway.
     assert not make(PipelineConfig(clear_at_expiry=False), T0 + timedelta(minutes=30)).project(history).records
     assert not make(PipelineConfig(), T0 + timedelta(minutes=4)).project(history).records

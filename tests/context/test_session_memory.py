@@ -1,4 +1,4 @@
-"""Session memory (SPEC R3.8): the kept-tail rule on hand-built views, and the background
+"""Session memory (docs/architecture.md 5.9): the kept-tail rule on hand-built views, and the background
 extraction with an in-memory session and a fake model client."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Snip's planner and its automatic stage on hand-built histories (SPEC R3.3)."""
+"""Snip's planner and its automatic stage on hand-built histories (docs/architecture.md 5.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The snip API behind `/snip` and the model's Snip tool, with an in-memory session (SPEC R3.3)."""
+"""The snip API behind `/snip` and the model's Snip tool, with an in-memory session (docs/architecture.md 5.3)."""
 
 from __future__ import annotations
 

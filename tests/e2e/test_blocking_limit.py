@@ -1,5 +1,5 @@
 """The blocking check end to end: with autocompact off, a request over the blocking limit is never
-sent; the user reads why in a synthetic reply, and the turn ends with an error (SPEC R3.7.1)."""
+sent; the user reads why in a synthetic reply, and the turn ends with an error (docs/architecture.md 5.8)."""
 
 from __future__ import annotations
 

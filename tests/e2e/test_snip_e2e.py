@@ -1,5 +1,5 @@
 """Issue 4 acceptance for snip: the model's Snip tool and the user's snip API remove exactly the
-named span from the next request, and the history still holds it (SPEC R3.3)."""
+named span from the next request, and the history still holds it (docs/architecture.md 5.3)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ def reply(words: int, tag: str) -> dict[str, Any]:
 
 
 def expected_continuations(outputs: list[int], budget: int) -> list[int]:
-    """The seeds' rule, applied to the output tokens of each reply: the turn's output when each
+    """The rule, applied to the output tokens of each reply: the turn's output when each
     continuation was decided."""
     used, decided, deltas = 0, [], []
     for index, tokens in enumerate(outputs):
