@@ -3,6 +3,7 @@ words a blocked command gets: pure functions, no kernel needed."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,15 @@ def test_where_no_sandbox_exists_one_notice_says_so_and_commands_are_not_confine
     assert sandbox.notice() == "Commands run without an OS sandbox: no sandbox is available on Windows."
     assert sandbox.status_line().startswith("off: no sandbox is available")
     assert Sandbox(SandboxSettings(enabled=False), policy_for(layout), system=detect("Windows")).notice() is None
+
+
+def test_an_untrusted_folder_cannot_loosen_the_sandbox(tmp_path: Path) -> None:
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    (cwd / ".agent_repl").mkdir(parents=True)
+    home.mkdir()
+    loosen = {"sandbox": {"enabled": False, "auto_allow": True, "allow_write": ["/"], "allow_ports": [22]}}
+    (cwd / ".agent_repl" / "settings.json").write_text(json.dumps(loosen))
+    untrusted = load_settings(cwd=cwd, env={"AGENT_REPL_HOME": str(home)}, trusted=False)
+    assert untrusted.sandbox == SandboxSettings()
+    trusted = load_settings(cwd=cwd, env={"AGENT_REPL_HOME": str(home)}, trusted=True)
+    assert not trusted.sandbox.enabled and trusted.sandbox.allow_ports == [22]
