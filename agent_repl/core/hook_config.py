@@ -108,9 +108,9 @@ def configured_hooks(user: HooksSettings, project: HooksSettings, *, project_tru
 
 
 def hooks_trusted(settings: Any) -> bool:
-    """Whether the project's own hooks may run: a trusted folder, `--trust-project`, or a run that
-    skips every permission check anyway (as for its MCP servers)."""
-    return bool(settings.project_trusted or settings.skip_permissions)
+    """Whether the project's own hooks may run: a trusted folder or `--trust-project`. Skipping the
+    permission checks is not trust: a hook runs without any model asking for it."""
+    return bool(settings.project_trusted)
 
 
 def held_back_hooks(settings: Any) -> list[str]:

@@ -45,9 +45,9 @@ class McpServerSpec:
 
 def project_servers_trusted(settings: Settings) -> bool:
     """Whether the project's own servers may start (they run whatever the repository configures):
-    in a folder the user trusts (agent_repl.core.trust), for a run with `--trust-project`, or
-    when every permission check is skipped anyway."""
-    return settings.project_trusted or settings.skip_permissions
+    in a folder the user trusts (agent_repl.core.trust) or for a run with `--trust-project`.
+    Skipping the permission checks is not trust: a server starts without any model asking."""
+    return settings.project_trusted
 
 
 def held_back_servers(settings: Settings, cwd: Path) -> list[str]:

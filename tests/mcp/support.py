@@ -13,13 +13,16 @@ from agent_repl.emulator.server import EmulatorServer
 from agent_repl.session import Session
 
 
-def settings_for(server: EmulatorServer, project: Path, home: Path, **overrides: Any) -> Settings:
+def settings_for(server: EmulatorServer, project: Path, home: Path, *, trusted: bool = True, **overrides: Any) -> Settings:
     env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
-    return load_settings(cwd=project, env=env, overrides={"skip_permissions": True, **overrides})
+    # The project's own servers start only in a trusted folder (skipping permissions is not trust).
+    return load_settings(cwd=project, env=env, overrides={"skip_permissions": True, **overrides}, trusted=trusted)
 
 
-async def session_on(server: EmulatorServer, project: Path, home: Path, **overrides: Any) -> Session:
-    return await open_session(settings_for(server, project, home, **overrides), project)
+async def session_on(
+    server: EmulatorServer, project: Path, home: Path, *, trusted: bool = True, **overrides: Any
+) -> Session:
+    return await open_session(settings_for(server, project, home, trusted=trusted, **overrides), project)
 
 
 async def run(session: Session, prompt: str) -> list[AgentEvent]:

@@ -32,7 +32,7 @@ def test_servers_come_from_user_settings_mcp_json_and_project_settings_later_one
     write(home / "settings.json", {"mcp_servers": {"mine": {"command": "a"}, "shared": {"command": "user"}}})
     write(project / ".mcp.json", {"mcpServers": {"shared": {"command": "json"}, "web": {"type": "http", "url": "http://h/mcp"}}})
     write(project / ".agent_repl" / "settings.json", {"mcp_servers": {"local": {"command": "b", "args": ["-x"]}}})
-    specs, problems = configured_servers(settings(project, home, skip_permissions=True), project)
+    specs, problems = configured_servers(load_settings(cwd=project, env={"AGENT_REPL_HOME": str(home)}, trusted=True), project)
     assert problems == []
     assert [(s.name, s.scope, s.allowed) for s in specs] == [
         ("local", "project", True),
@@ -81,7 +81,7 @@ def test_trusting_the_folder_in_the_question_lets_its_servers_start(project, hom
 )
 def test_a_broken_mcp_json_is_reported_and_starts_nothing(project, home, text, problem):
     write(project / ".mcp.json", text)
-    specs, problems = configured_servers(settings(project, home, skip_permissions=True), project)
+    specs, problems = configured_servers(load_settings(cwd=project, env={"AGENT_REPL_HOME": str(home)}, trusted=True), project)
     assert specs == []
     assert len(problems) == 1 and problems[0].startswith(f"{project / '.mcp.json'}: ")
     assert problem in problems[0]

@@ -256,7 +256,7 @@ async def test_project_servers_wait_for_trust_and_each_mcp_tool_is_asked_for(pro
         ]
     )
     # Print mode's situation: permissions are checked, and nobody is there to ask.
-    session = await session_on(server, project, home, skip_permissions=False)
+    session = await session_on(server, project, home, trusted=False, skip_permissions=False)
     try:
         events = await run(session, "go")
         notices = [e.message.content for e in events if isinstance(e, SystemMessageEvent)]

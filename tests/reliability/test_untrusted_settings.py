@@ -116,3 +116,19 @@ def test_print_mode_ignores_it_all_with_one_warning_line_and_reports_the_refusal
     assert all(body["max_tokens"] != 1000 for body in bodies)
     result = json.loads(done.stdout)
     assert [d["tool_name"] for d in result["permission_denials"]] == ["Write", "Bash"]
+
+
+def test_skipping_permissions_is_not_trust_the_folders_hooks_and_servers_stay_held_back(tmp_path: Path) -> None:
+    from agent_repl.core.hook_config import held_back_hooks
+    from agent_repl.core.settings import load_settings
+    from agent_repl.mcp.config import held_back_servers
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / ".agent_repl").mkdir(parents=True)
+    home.mkdir()
+    (project / ".agent_repl" / "settings.json").write_text(
+        '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch marker"}]}]},'
+        ' "mcp_servers": {"repo": {"command": "touch", "args": ["marker"]}}}'
+    )
+    settings = load_settings(cwd=project, env={"AGENT_REPL_HOME": str(home)}, overrides={"skip_permissions": True}, trusted=False)
+    assert held_back_hooks(settings) and held_back_servers(settings, project)
