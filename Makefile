@@ -1,5 +1,6 @@
 # Two commands a newcomer needs: `make run` and `make test` (`make test-fast` while working). Both create .venv on first use.
-# `make run` installs what running needs; `make test` adds the test and benchmark tools.
+# `make run` installs what running needs (with the emulator, for the offline demo model without a
+# key); `make test` adds the test and benchmark tools.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -16,7 +17,7 @@ $(VENV)/bin/python:
 	$(PIP) --upgrade pip
 
 $(RUN_STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PIP) -e .
+	$(PIP) -e '.[emulator]'
 	touch $(RUN_STAMP)
 
 $(DEV_STAMP): pyproject.toml | $(VENV)/bin/python

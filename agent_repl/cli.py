@@ -93,9 +93,12 @@ def _allowed_tool_rules(text: str | None) -> list[str]:
 
 
 def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[str]) -> Settings:
-    from agent_repl.offline import start_offline_emulator
+    from agent_repl.offline import OfflineModeUnavailable, start_offline_emulator
 
-    base_url = start_offline_emulator(stack)
+    try:
+        base_url = start_offline_emulator(stack)
+    except OfflineModeUnavailable as exc:
+        raise LaunchError(str(exc)) from None
     notices.append(f"no ANTHROPIC_API_KEY set, so this runs on the offline demo model "
                    f"(a local emulator at {base_url}); set the key to talk to Claude.")
     return settings.model_copy(update={"base_url": base_url, "api_key": "offline-demo"})

@@ -51,8 +51,8 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="a checkout of an earlier commit to compare with")
     args = parser.parse_args()
 
-    from agent_repl.emulator.policies import DemoPolicy
     from agent_repl.emulator.server import EmulatorServer
+    from agent_repl.offline.demo import DemoPolicy
 
     with tempfile.TemporaryDirectory() as tmp, EmulatorServer(policy=DemoPolicy()) as server:
         work = Path(tmp)

@@ -9,24 +9,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Mapping
 
 from agent_repl.emulator.app import DEFAULT_MAX_BODY_BYTES
 from agent_repl.emulator.faults import FaultPlan
 from agent_repl.emulator.models import ModelTableError, default_model_table, load_model_table
-from agent_repl.emulator.policies import ScenarioError, policy_from_spec
+from agent_repl.emulator.policies import Policy, ScenarioError, policy_from_spec
 from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m agent_repl.emulator", description="A local Anthropic Messages API emulator."
-    )
+def build_parser(
+    prog: str = "python -m agent_repl.emulator", default_policy: str | None = None
+) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="A local Anthropic Messages API emulator.")
     parser.add_argument(
         "--host", default="127.0.0.1", help="loopback address to listen on (default 127.0.0.1)"
     )
     parser.add_argument("--port", type=int, default=0, help="port; 0 picks a free one (default 0)")
-    parser.add_argument("--policy", default="demo", help="who answers: demo (default) or script:FILE")
+    if default_policy is None:
+        parser.add_argument("--policy", required=True, help="who answers: script:FILE")
+    else:
+        parser.add_argument(
+            "--policy", default=default_policy, help=f"who answers: {default_policy} (default) or script:FILE"
+        )
     parser.add_argument("--model-table", metavar="FILE", help="JSON model table replacing the built-in one")
     parser.add_argument("--context-window", type=int, metavar="N", help="force every model's context window")
     parser.add_argument(
@@ -67,12 +73,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(
+    argv: list[str] | None = None,
+    *,
+    prog: str = "python -m agent_repl.emulator",
+    named_policies: Mapping[str, Callable[[], Policy]] | None = None,
+    default_policy: str | None = None,
+) -> int:
+    """Serve until interrupted. `named_policies` are the policies a caller adds to `script:FILE`
+    (the offline mode adds its demo model as `demo`, its default)."""
+    parser = build_parser(prog, default_policy)
     args = parser.parse_args(argv)
     try:
         models = load_model_table(args.model_table) if args.model_table else default_model_table()
-        policy = policy_from_spec(args.policy)
+        policy = policy_from_spec(args.policy, named_policies)
         faults = FaultPlan.parse(args.faults)
         record_limit = RecordLimit(args.max_recorded, args.max_recorded_bytes)
     except (ModelTableError, ScenarioError, ValueError, OSError) as err:

@@ -10,9 +10,10 @@ from pathlib import Path
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.core.events import TurnEnded
 from agent_repl.core.settings import Settings
-from agent_repl.emulator.policies import CallablePolicy, DemoPolicy, Reply
+from agent_repl.emulator.policies import CallablePolicy, Reply
 from agent_repl.emulator.server import EmulatorServer
 from agent_repl.emulator.server_tools import MAX_ITERATIONS
+from agent_repl.offline.demo import DemoPolicy
 from agent_repl.transcript.loader import load_session
 
 

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from agent_repl.emulator.models import default_model_table
-from agent_repl.emulator.policies import DemoPolicy, PolicyRequest, Reply
-from agent_repl.emulator.policies.demo_intents import parse_intent
+from agent_repl.emulator.policies import PolicyRequest, Reply
+from agent_repl.offline.demo import DemoPolicy
+from agent_repl.offline.demo_intents import parse_intent
 
 TOOLS = [
     {"name": n, "description": n, "input_schema": {"type": "object"}}

@@ -160,10 +160,26 @@ def test_command_line_prints_its_address_first_and_serves(tmp_path) -> None:
 
 def test_command_line_rejects_a_bad_fault_spec() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "agent_repl.emulator", "--faults", "1:meltdown"],
+        [sys.executable, "-m", "agent_repl.offline", "--faults", "1:meltdown"],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=60,
     )
     assert result.returncode == 2 and "unknown fault kind 'meltdown'" in result.stderr
+
+
+def test_the_emulator_command_needs_a_policy_and_knows_no_demo() -> None:
+    """The emulator proper is a generic stand-in: the demo model comes with `python -m agent_repl.offline`."""
+    missing = subprocess.run(
+        [sys.executable, "-m", "agent_repl.emulator"], cwd=REPO, capture_output=True, text=True, timeout=60
+    )
+    assert missing.returncode == 2 and "--policy" in missing.stderr
+    demo = subprocess.run(
+        [sys.executable, "-m", "agent_repl.emulator", "--policy", "demo"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert demo.returncode == 2 and "unknown policy 'demo': use `script:FILE`" in demo.stderr

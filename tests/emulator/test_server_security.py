@@ -111,7 +111,7 @@ def test_a_test_reads_what_it_needs_over_http_with_since_and_dropped() -> None:
 
 def test_command_line_refuses_a_public_host() -> None:
     public = subprocess.run(
-        [sys.executable, "-m", "agent_repl.emulator", "--host", "0.0.0.0"],
+        [sys.executable, "-m", "agent_repl.offline", "--host", "0.0.0.0"],
         cwd=REPO,
         capture_output=True,
         text=True,

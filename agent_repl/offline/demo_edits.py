@@ -21,7 +21,7 @@ from agent_repl.emulator.policies.base import (
     tool_use_block,
     tool_use_id,
 )
-from agent_repl.emulator.policies.demo_intents import absolute
+from agent_repl.offline.demo_intents import absolute
 
 _Q = r"[`'\"]?"
 _EDIT = re.compile(

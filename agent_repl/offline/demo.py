@@ -22,9 +22,9 @@ from agent_repl.emulator.policies.base import (
     tool_use_block,
     tool_use_id,
 )
-from agent_repl.emulator.policies.demo_edits import file_step, latest_prompt, parse_file_intent
-from agent_repl.emulator.policies.demo_intents import Intent, parse_intent, working_directory
-from agent_repl.emulator.policies.demo_web import describe_web_results, paused_with_results, web_call
+from agent_repl.offline.demo_edits import file_step, latest_prompt, parse_file_intent
+from agent_repl.offline.demo_intents import Intent, parse_intent, working_directory
+from agent_repl.offline.demo_web import describe_web_results, paused_with_results, web_call
 
 NAME = "the offline demo model of agent-repl"
 CAPABILITIES = (
