@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import re
 
-SUMMARY_REQUEST_MARKER = "<summary-request>"
-MEMORY_REQUEST_MARKER = "<session-memory-request>"
-CONTINUATION_PREFIX = "This session is being continued from a previous conversation"
+# The markers are agent_repl.contract's: the emulator's offline models read them too.
+from agent_repl.contract import CONTINUATION_PREFIX, MEMORY_REQUEST_MARKER, SUMMARY_REQUEST_MARKER
 
 SECTIONS = (
     "Primary Request and Intent",

@@ -11,12 +11,10 @@ import re
 
 import tiktoken
 
-# Claude's tokenizer gives about 1.07x cl100k on prose, code, JSON and shell output
-# (../shared/data/tokenizer_samples/RESULTS.json); the session refines this from real usage.
-DEFAULT_CLAUDE_RATIO = 1.07
-# Claude 4.7 and later models use a newer tokenizer: "the same text counts as approximately 30%
-# more tokens" (platform.claude.com, models/haiku-5-5/overview, read 2026-12-04).
-NEW_TOKENIZER_RATIO = round(DEFAULT_CLAUDE_RATIO * 1.3, 2)
+# The tokenizer ratios are agent_repl.contract's (the emulator counts with them too).
+from agent_repl.contract import DEFAULT_CLAUDE_RATIO as DEFAULT_CLAUDE_RATIO
+from agent_repl.contract import NEW_TOKENIZER_RATIO as NEW_TOKENIZER_RATIO
+
 # The first model version on the newer tokenizer.
 NEW_TOKENIZER_SINCE = (4, 7)
 # `claude-<line>-<major>[-<minor>]`, then a date or the end; a minor has one or two digits (a date eight).

@@ -8,7 +8,7 @@ import threading
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agent_repl.core.models import price_usd
+from agent_repl.contract import price_usd
 from agent_repl.emulator.cache import CacheUsage
 from agent_repl.emulator.models import ModelSpec
 

@@ -14,8 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent_repl.core.models import CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, known_model_info
-from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
+from agent_repl.contract import (
+    CACHE_WRITE_1H_MULTIPLIER,
+    CACHE_WRITE_5M_MULTIPLIER,
+    DEFAULT_CLAUDE_RATIO,
+    known_model_info,
+)
 
 # The emulated tokenizer counts cl100k times the ratio the agent estimates with.
 DEFAULT_TOKEN_FACTOR = DEFAULT_CLAUDE_RATIO
@@ -63,11 +67,11 @@ class ModelSpec:
 
 
 def _agent_facts(model_id: str) -> dict[str, Any]:
-    """What the agent's own model table says of a model (agent_repl.core.models): window, output
+    """What the model table shared with the agent says of a model (agent_repl.contract): window, output
     cap, prices, read multiplier, thinking default, on-demand compaction, tokenizer ratio and
     long-prompt price, stated once there. A model without a published price meters at zero."""
     info = known_model_info(model_id)
-    assert info is not None, f"{model_id} is missing from agent_repl.core.models"
+    assert info is not None, f"{model_id} is missing from agent_repl.contract"
     facts: dict[str, Any] = {
         "context_window": info.context_window,
         "max_output_tokens": info.max_output_tokens,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import anthropic
 import pytest
 
-from agent_repl.core.models import model_info, table_models
+from agent_repl.contract import table_models
+from agent_repl.core.models import model_info
 from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO, cl100k_tokens
 
 TEXT = "The quick brown fox jumps over the lazy dog, then reads the whole manual twice. " * 40

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
-from agent_repl.context.compact_prompt import (
+from agent_repl.contract import (
     CONTINUATION_PREFIX,
     MEMORY_REQUEST_MARKER,
     SUMMARY_REQUEST_MARKER,
