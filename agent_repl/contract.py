@@ -57,10 +57,6 @@ class ModelInfo:
     long_prompt: LongPromptPrice | None = None
 
     @property
-    def priced(self) -> bool:
-        return self.input_usd is not None and self.output_usd is not None
-
-    @property
     def output_multiplier(self) -> float:
         """The output price relative to base input (5 when the price is unknown)."""
         if self.input_usd and self.output_usd is not None:

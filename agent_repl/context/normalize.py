@@ -22,7 +22,6 @@ from agent_repl.core.messages import (
     SystemMessage,
 )
 
-WireMessage = dict[str, Any]
 BlocksFor = Callable[[Message], Sequence[dict[str, Any]]]
 
 INTERRUPTED_TOOL_RESULT = "[Tool call interrupted: no result was recorded for this call]"
@@ -181,7 +180,3 @@ def normalize_drafts(
 ) -> list[WireDraft]:
     merged = merge_into_wire(drop_orphan_thinking(view), tag_ids=tag_ids, blocks_for=blocks_for)
     return repair_tool_pairing(strip_trailing_thinking(merged))
-
-
-def normalize_for_api(view: list[Message], *, tag_ids: bool = True) -> list[WireMessage]:
-    return [{"role": d.role, "content": d.content} for d in normalize_drafts(view, tag_ids=tag_ids)]

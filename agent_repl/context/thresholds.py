@@ -16,7 +16,6 @@ from __future__ import annotations
 
 SUMMARY_RESERVE_TOKENS = 20_000
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
-WARNING_BUFFER_TOKENS = 20_000
 BLOCKING_BUFFER_TOKENS = 3_000
 # The tool results of one wire-level user message.
 TOOL_RESULT_BUDGET_CHARS = 200_000
@@ -40,10 +39,6 @@ def effective_window(context_window: int, max_output_tokens: int = SUMMARY_RESER
 
 def autocompact_threshold(effective: int) -> int:
     return effective - _scaled(AUTOCOMPACT_BUFFER_TOKENS, effective, REFERENCE_EFFECTIVE_WINDOW)
-
-
-def warning_threshold(effective: int) -> int:
-    return autocompact_threshold(effective) - _scaled(WARNING_BUFFER_TOKENS, effective, REFERENCE_EFFECTIVE_WINDOW)
 
 
 def blocking_limit(effective: int) -> int:

@@ -60,13 +60,6 @@ def latest_todos(messages: Iterable[Any]) -> list[Todo]:
     return latest
 
 
-def checklist_text(todos: list[Todo]) -> str:
-    """The list as plain lines (`☒ done`, `◐ doing`, `☐ to do`)."""
-    return "\n".join(
-        f"{STATUS_MARKS[t.status]} {t.activeForm if t.status == 'in_progress' else t.content}" for t in todos
-    )
-
-
 def todo_reminder(todos: list[Todo]) -> str:
     """The list re-injected after a compaction, whole, so the plan state survives the summary."""
     if not todos:

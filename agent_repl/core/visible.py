@@ -52,6 +52,3 @@ def show_controls(text: str, *, newlines: bool = True, tabs: bool = True) -> str
     return shown
 
 
-def has_controls(text: str) -> bool:
-    """Whether `show_controls` would change anything (besides CRLF line endings)."""
-    return _UNSAFE.search(text.replace("\r\n", "\n")) is not None

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -37,7 +37,6 @@ _LINK_KEYS = ("parentUuid", "logicalParentUuid")
 MAX_LINE_WARNINGS = 200
 CUT_COMPACTION_NOTICE = "A compaction was interrupted before its summary was saved; the conversation before it is kept."
 
-T = TypeVar("T", bound=SideRecord)
 
 
 @dataclass
@@ -63,10 +62,6 @@ class LoadedSession:
     metadata: SessionMetadata
     # The uuid new messages should link to when the session continues.
     leaf_uuid: str | None = None
-
-    def records_of(self, cls: type[T]) -> list[T]:
-        return [r for r in self.side_records if isinstance(r, cls)]
-
 
 @dataclass
 class _Node:

@@ -89,11 +89,6 @@ class SessionPaths:
     def subagent_transcript(self, agent_id: str) -> Path:
         return self.subagents_dir / f"agent-{agent_id}.jsonl"
 
-    def tool_result_file(self, tool_use_id: str, suffix: str = ".txt") -> Path:
-        return self.tool_results_dir / f"{tool_use_id}{suffix}"
-
     def ensure_project_dir(self) -> Path:
         return ensure_private_dir(self.project_dir)
 
-    def ensure_tool_results_dir(self) -> Path:
-        return ensure_private_dir(self.tool_results_dir)

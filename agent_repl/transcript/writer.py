@@ -9,10 +9,8 @@ session's lock (`SessionLock`) until it is closed. Records hold the message, the
 `agent_repl.__version__`; nothing is read from the environment, and every line passes through the
 session's `SecretRedactor` (a forked foreign history is copied through here too).
 
-Use `TranscriptWriter.append_message` / `append_record` from the query loop and everything else
-that runs on the event loop. Use `append_message_sync` / `append_record_sync` only where awaiting
-is impossible: a signal or atexit handler, a `finally` after the loop is gone, a worker thread.
-Do not call the sync and async forms at the same moment; each call writes one whole line.
+Everything writes through `TranscriptWriter.append_message` / `append_record` (and
+`append_messages`), on the event loop; each call writes one whole line.
 
 Chain links: a message whose `parent_uuid` is None is linked to the message written before it
 (the first one is the root). A `compact_boundary` is written as Claude Code writes it:
@@ -156,17 +154,6 @@ class TranscriptWriter:
                 update["logical_parent_uuid"] = None
             await self.append_message(msg.model_copy(update=update))
 
-    def append_message_sync(self, msg: Message) -> dict[str, Any]:
-        data = self.message_record(msg)
-        self._write_sync(self._encode(data))
-        self.last_uuid = msg.uuid
-        return data
-
-    def append_record_sync(self, record: SideRecord) -> dict[str, Any]:
-        data = self.side_record(record)
-        self._write_sync(self._encode(data))
-        return data
-
     def _encode(self, data: Mapping[str, Any]) -> str:
         return self.redactor.text(encode_record(data))
 
@@ -195,20 +182,6 @@ class TranscriptWriter:
                 if torn:
                     data = b"\n" + data
             await asyncio.to_thread(_append_whole, self._file.fileno(), data)
-        except OSError as exc:
-            raise self._failure(exc) from exc
-
-    def _write_sync(self, text: str) -> None:
-        data = text.encode("utf-8")
-        try:
-            ensure_private_dir(self.path.parent)
-            if _ends_mid_line(self.path):
-                data = b"\n" + data
-            fd = _open_private(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-            try:
-                _append_whole(fd, data)
-            finally:
-                os.close(fd)
         except OSError as exc:
             raise self._failure(exc) from exc
 

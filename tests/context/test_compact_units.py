@@ -17,7 +17,6 @@ from agent_repl.context.thresholds import (
     effective_window,
     is_at_blocking_limit,
     should_autocompact,
-    warning_threshold,
 )
 from agent_repl.core.messages import (
     AssistantMessage,
@@ -33,7 +32,6 @@ def test_thresholds_for_a_200k_window_match_the_seeds():
     effective = effective_window(200_000)
     assert effective == 180_000
     assert autocompact_threshold(effective) == 167_000  # real sessions compacted at ~165-167K
-    assert warning_threshold(effective) == 147_000
     assert blocking_limit(effective) == 177_000
     assert should_autocompact(167_000, effective) and not should_autocompact(166_999, effective)
     assert is_at_blocking_limit(177_000, effective) and not is_at_blocking_limit(176_999, effective)
@@ -44,7 +42,6 @@ def test_smaller_windows_scale_the_amounts_and_compact_at_the_same_share():
     effective = effective_window(50_000)
     assert effective == 45_000  # a 5K reserve: 10% of the window, as 20K is of 200K
     assert autocompact_threshold(effective) == 41_750  # 83.5% of the window, as 167K is of 200K
-    assert warning_threshold(effective) == 36_750
     assert blocking_limit(effective) == 44_250
     assert effective_window(50_000, max_output_tokens=2_000) == 48_000
     # Larger windows keep the fixed amounts.
@@ -52,7 +49,7 @@ def test_smaller_windows_scale_the_amounts_and_compact_at_the_same_share():
     assert big == 980_000 and autocompact_threshold(big) == 967_000 and blocking_limit(big) == 977_000
     for window in (20_000, 60_000, 100_000, 150_000, 200_000):
         effective = effective_window(window)
-        assert warning_threshold(effective) < autocompact_threshold(effective) < blocking_limit(effective) < effective
+        assert autocompact_threshold(effective) < blocking_limit(effective) < effective
 
 
 def test_prompt_too_long_gap_is_read_from_the_api_message():

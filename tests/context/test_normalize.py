@@ -1,4 +1,4 @@
-from agent_repl.context.normalize import INTERRUPTED_TOOL_RESULT, normalize_for_api
+from agent_repl.context.normalize import INTERRUPTED_TOOL_RESULT, normalize_drafts
 from agent_repl.core.messages import (
     AssistantMessage,
     SystemMessage,
@@ -9,6 +9,11 @@ from agent_repl.core.messages import (
     UserMessage,
 )
 from agent_repl.core.request import build_request
+
+
+def _wire(view, *, tag_ids=True):
+    """The wire messages the request sends, as role and content."""
+    return [{"role": d.role, "content": d.content} for d in normalize_drafts(view, tag_ids=tag_ids)]
 
 
 def tool_use(i: str, name: str = "Read") -> ToolUseBlock:
@@ -29,7 +34,7 @@ def test_split_reply_and_parallel_results_merge_into_one_wire_message_each():
         result("a"),
         result("b"),
     ]
-    wire = normalize_for_api(view, tag_ids=False)
+    wire = _wire(view, tag_ids=False)
     assert [m["role"] for m in wire] == ["user", "assistant", "user"]
     assert [b["type"] for b in wire[1]["content"]] == ["thinking", "tool_use", "tool_use"]
     assert [b["tool_use_id"] for b in wire[2]["content"]] == ["a", "b"]
@@ -46,7 +51,7 @@ def test_missing_result_gets_a_synthetic_error_and_orphans_and_duplicates_go():
         result("zzz", "orphan"),
         UserMessage(content="and now?"),
     ]
-    wire = normalize_for_api(view, tag_ids=False)
+    wire = _wire(view, tag_ids=False)
     last = wire[-1]["content"]
     assert [b.get("tool_use_id") for b in last if b["type"] == "tool_result"] == ["a", "b"]
     assert last[0] == {"type": "tool_result", "tool_use_id": "a", "content": INTERRUPTED_TOOL_RESULT, "is_error": True}
@@ -56,7 +61,7 @@ def test_missing_result_gets_a_synthetic_error_and_orphans_and_duplicates_go():
 
 def test_trailing_tool_use_after_a_crash_is_answered():
     view = [UserMessage(content="go"), AssistantMessage(message_id="m1", content=[tool_use("a")])]
-    wire = normalize_for_api(view, tag_ids=False)
+    wire = _wire(view, tag_ids=False)
     assert wire[-1]["role"] == "user" and wire[-1]["content"][0]["tool_use_id"] == "a"
 
 
@@ -67,7 +72,7 @@ def test_thinking_only_message_and_empty_text_are_dropped():
         AssistantMessage(message_id="m1", content=[TextBlock(text="")]),
         AssistantMessage(message_id="m1", content=[TextBlock(text="hello")]),
     ]
-    wire = normalize_for_api(view, tag_ids=False)
+    wire = _wire(view, tag_ids=False)
     assert wire == [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "hello"}]},
@@ -75,7 +80,7 @@ def test_thinking_only_message_and_empty_text_are_dropped():
 
 
 def test_breakpoints_on_tools_system_and_last_two_user_messages_without_mutating_input():
-    wire = normalize_for_api(
+    wire = _wire(
         [
             UserMessage(content="one"),
             AssistantMessage(message_id="m1", content=[tool_use("a")]),
@@ -108,7 +113,7 @@ def test_id_tags_go_on_non_meta_user_messages_only_and_are_stable():
         AssistantMessage(message_id="m1", content=[tool_use("a")]),
         UserMessage(uuid="u-2", content=[ToolResultBlock(tool_use_id="a", content="out")]),
     ]
-    wire = normalize_for_api(view)
+    wire = _wire(view)
     assert wire[0]["content"] == [
         {"type": "text", "text": "<system-reminder>ctx</system-reminder>"},
         {"type": "text", "text": f"hello [id:{short_id('u-1')}]"},
@@ -127,7 +132,7 @@ def test_split_reply_with_results_stored_between_its_blocks_is_one_wire_message(
         AssistantMessage(message_id="m1", content=[tool_use("b")]),
         result("b"),
     ]
-    wire = normalize_for_api(view, tag_ids=False)
+    wire = _wire(view, tag_ids=False)
     assert [m["role"] for m in wire] == ["user", "assistant", "user"]
     assert [b["id"] for b in wire[1]["content"]] == ["a", "b"]
     assert [b["tool_use_id"] for b in wire[2]["content"]] == ["a", "b"]

@@ -32,7 +32,7 @@ def test_the_table_holds_every_current_model_the_docs_list():
     assert (model_info("claude-sonnet-5").input_usd, model_info("claude-sonnet-5").output_usd) == (2.0, 10.0)
     assert model_info("claude-fable-5-1").cache_read_multiplier == 0.025
     # No published price: unknown, not a guess.
-    assert not model_info("claude-mythos-preview").priced
+    assert model_info("claude-mythos-preview").input_usd is None
     assert known_model_info("claude-sonnet-4-5-20250929") is known_model_info("claude-sonnet-4-5")
     # A newer minor version is not taken for its elder.
     assert known_model_info("claude-opus-5-6") is None
@@ -114,7 +114,7 @@ def test_the_endpoints_answer_overrides_window_and_output_but_never_the_price(tm
     haiku = catalog.info("claude-haiku-5-5")
     assert (haiku.context_window, haiku.max_output_tokens, haiku.input_usd) == (150_000, 20_000, 0.10)
     new = catalog.info("claude-new-1")
-    assert (new.context_window, new.max_output_tokens, new.priced) == (300_000, 40_000, False)
+    assert (new.context_window, new.max_output_tokens, new.input_usd) == (300_000, 40_000, None)
     assert new.thinking_default_on and new.on_demand_compaction
     assert catalog.supports_cache_editing("claude-new-1") and not catalog.supports_cache_editing(
         "claude-haiku-5-5"

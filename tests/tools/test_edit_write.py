@@ -222,7 +222,7 @@ def test_structured_patch_of_a_new_file_and_of_a_deletion() -> None:
 
 
 async def test_todo_write_keeps_the_list_and_reports_old_and_new(ctx: ToolContext) -> None:
-    from agent_repl.core.todos import checklist_text, parse_todos
+    from agent_repl.core.todos import parse_todos
     from tools import TodoWrite, TodoWriteArgs
 
     first = [{"content": "Write tests", "status": "in_progress", "activeForm": "Writing tests"}]
@@ -232,6 +232,6 @@ async def test_todo_write_keeps_the_list_and_reports_old_and_new(ctx: ToolContex
     out = await TodoWrite().run(TodoWriteArgs.model_validate({"todos": second}), ctx)
     assert out.structured == {"oldTodos": first, "newTodos": second}
     assert out.summary == "1/2 done"
-    assert checklist_text(parse_todos(second) or []) == "☒ Write tests\n☐ Ship"
+    assert [(t.content, t.status) for t in parse_todos(second) or []] == [("Write tests", "completed"), ("Ship", "pending")]
     bad = TodoWrite().parse_args({"todos": [{"content": "x", "status": "doing", "activeForm": "x"}]})
     assert getattr(bad, "is_error", False)

@@ -8,7 +8,6 @@ def test_layout_matches_claude_code(tmp_path):
     assert paths.project_dir == tmp_path / "projects" / "-home-ann-my-proj"
     assert paths.transcript == tmp_path / "projects" / "-home-ann-my-proj" / "abc-123.jsonl"
     assert paths.tool_results_dir == tmp_path / "projects" / "-home-ann-my-proj" / "abc-123" / "tool-results"
-    assert paths.tool_result_file("toolu_1") == paths.tool_results_dir / "toolu_1.txt"
 
 
 def test_home_comes_from_the_value_passed_in(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import pytest
 
 import agent_repl
 from agent_repl.core.messages import AssistantMessage, SystemMessage, TextBlock, ToolResultBlock, UserMessage
+from agent_repl.core.persisted_output import ensure_private_dir
 from agent_repl.transcript.loader import load_session
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.records import SideRecord
@@ -110,7 +111,7 @@ async def test_files_are_private(tmp_path):
     paths = SessionPaths(home=home, cwd=Path("/home/dev/p"), session_id=SESSION)
     async with TranscriptWriter(paths) as writer:
         await writer.append_message(UserMessage(content="x"))
-    paths.ensure_tool_results_dir()
+    ensure_private_dir(paths.tool_results_dir)  # as persisted_output makes it
     assert mode(paths.transcript) == 0o600
     for directory in (home, home / "projects", paths.project_dir, paths.session_dir, paths.tool_results_dir):
         assert mode(directory) == 0o700, directory
@@ -123,25 +124,10 @@ async def test_api_key_and_environment_never_reach_the_file(tmp_path, monkeypatc
     paths = SessionPaths(home=tmp_path, cwd=Path("/home/dev/p"), session_id=SESSION)
     async with TranscriptWriter(paths, git_branch="main") as writer:
         await write_all(writer, session_items)
-        writer.append_message_sync(UserMessage(content="sync"))
+        await writer.append_message(UserMessage(content="late"))
     data = paths.transcript.read_bytes()
     assert fake_key.encode() not in data and b"probe-value-7f3a" not in data
     assert b"ANTHROPIC" not in data
-
-
-async def test_sync_append_shares_the_chain(tmp_path):
-    paths = SessionPaths(home=tmp_path, cwd=Path("/p"), session_id=SESSION)
-    writer = TranscriptWriter(paths)
-    await writer.append_message(AssistantMessage(message_id="m", content=[TextBlock(text="working")]))
-    interrupted = UserMessage(
-        content=[ToolResultBlock(tool_use_id="t", content="Interrupted by user", is_error=True)]
-    )
-    writer.append_message_sync(interrupted)  # e.g. from a signal handler
-    await writer.append_message(UserMessage(content="next"))
-    await writer.close()
-    loaded = load_session(paths.transcript)
-    assert [type(m).__name__ for m in loaded.messages] == ["AssistantMessage", "UserMessage", "UserMessage"]
-    assert loaded.warnings == []
 
 
 async def test_undecodable_tool_output_is_written_and_read_back(tmp_path):
