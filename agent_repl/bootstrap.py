@@ -24,24 +24,24 @@ from agent_repl.context.resume import rebuild_state
 from agent_repl.context.session_memory import MEMORY_FILE_NAME, SessionMemory, extraction_thresholds
 from agent_repl.context.state import PipelineConfig
 from agent_repl.context.thresholds import autocompact_threshold
-from agent_repl.core import safe_git
-from agent_repl.core.client import ModelClient
-from agent_repl.core.deferred_tools import boundary_loaded_tools, should_defer
-from agent_repl.core.hook_config import held_back_hooks
-from agent_repl.core.messages import Message, SystemMessage, utc_now
-from agent_repl.core.model_catalog import ModelCatalog
-from agent_repl.core.models import ModelLookupError, model_info, resolve_model_sync
-from agent_repl.core.permission_mode import PermissionMode
-from agent_repl.core.permissions import ApprovalCallback
-from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.request import tool_definitions
-from agent_repl.core.settings import Settings, trust_project
-from agent_repl.core.system_prompt import build_system_prompt
-from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
-from agent_repl.core.tokens import cl100k_tokens
-from agent_repl.core.tool import Tool
-from agent_repl.core.transcript_sink import SessionWriteError
-from agent_repl.core.trust import allow_grants, change_grants, setting_grants
+from agent_repl.core.api.client import ModelClient
+from agent_repl.core.api.deferred_tools import boundary_loaded_tools, should_defer
+from agent_repl.core.api.model_catalog import ModelCatalog
+from agent_repl.core.api.models import ModelLookupError, model_info, resolve_model_sync
+from agent_repl.core.api.request import tool_definitions
+from agent_repl.core.api.system_prompt import build_system_prompt
+from agent_repl.core.config.hooks import held_back_hooks
+from agent_repl.core.config.settings import Settings, trust_project
+from agent_repl.core.config.trust import allow_grants, change_grants, setting_grants
+from agent_repl.core.model.messages import Message, SystemMessage, utc_now
+from agent_repl.core.model.todos import TODOS_STATE_KEY, latest_todos
+from agent_repl.core.model.tokens import cl100k_tokens
+from agent_repl.core.model.transcript_sink import SessionWriteError
+from agent_repl.core.permissions import safe_git
+from agent_repl.core.permissions.mode import PermissionMode
+from agent_repl.core.permissions.rules import ApprovalCallback
+from agent_repl.core.tooling.redaction import SecretRedactor
+from agent_repl.core.tooling.tool import Tool
 from agent_repl.mcp.config import held_back_servers, project_servers_trusted
 from agent_repl.mcp.manager import McpManager
 from agent_repl.session import Session
@@ -329,7 +329,7 @@ MODEL_REFRESH_GRACE_SECONDS = 3.0
 
 async def close_session(session: Session, reason: str = "other") -> None:
     """`reason` is SessionEnd's: "clear", "prompt_input_exit" (the user left) or "other"."""
-    from agent_repl.core.loop_hooks import session_end
+    from agent_repl.core.loop.hooks import session_end
 
     try:
         await session_end(session, reason)

@@ -25,7 +25,7 @@ from agent_repl import __version__
 
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
-    from agent_repl.core.settings import Settings
+    from agent_repl.core.config.settings import Settings
 
 
 class LaunchError(Exception):
@@ -75,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _allowed_tool_rules(text: str | None) -> list[str]:
     """Split `Bash(git status:*),Read` on the commas that are not inside parentheses."""
-    from agent_repl.core.permissions import Rule
+    from agent_repl.core.permissions.rules import Rule
 
     rules, current, depth = [], "", 0
     for char in text or "":
@@ -106,8 +106,8 @@ def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[
 
 def _resolved_model(settings: Settings) -> Settings:
     """The model as the endpoint names it (`opus`, `sonnet`, `haiku` resolved), or a clear error."""
-    from agent_repl.core.model_catalog import ModelCatalog
-    from agent_repl.core.models import ALIASES, ModelLookupError, resolve_model_sync
+    from agent_repl.core.api.model_catalog import ModelCatalog
+    from agent_repl.core.api.models import ALIASES, ModelLookupError, resolve_model_sync
 
     if settings.model.strip().lower() not in ALIASES and ModelCatalog.on_disk(settings.home, settings.base_url).knows(
         settings.model
@@ -126,8 +126,8 @@ def prepare_launch(
     """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume.
     `credentials`: what `take_credentials` moved out of the environment at start."""
     from agent_repl.bootstrap import ResumeError, find_resume_source
-    from agent_repl.core.permission_mode import parse_mode
-    from agent_repl.core.settings import SettingsError, load_settings
+    from agent_repl.core.config.settings import SettingsError, load_settings
+    from agent_repl.core.permissions.mode import parse_mode
 
     try:
         mode = parse_mode(args.permission_mode).value if args.permission_mode else None
@@ -184,7 +184,7 @@ def _run_key_helper(settings: Settings) -> str:
     """Run `api_key_helper` (without the agent's credentials in its environment); its output is the key."""
     import subprocess
 
-    from agent_repl.core.credentials import child_environment
+    from agent_repl.core.permissions.credentials import child_environment
 
     command = settings.api_key_helper or ""
     try:
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
     it first); without them, this does it now (which may re-execute the program)."""
     cwd = Path.cwd()
     if credentials is None:
-        from agent_repl.core.credentials import take_credentials
+        from agent_repl.core.permissions.credentials import take_credentials
 
         credentials = take_credentials(cwd)
     args = build_parser().parse_args(argv)
@@ -225,13 +225,13 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
             return 2
         for notice in launch.notices:
             print(f"agent-repl: {notice}", file=err)
-        from agent_repl.core.transcript_sink import SessionWriteError
+        from agent_repl.core.model.transcript_sink import SessionWriteError
 
         try:
             if args.print_prompt is not None:
                 from agent_repl.bootstrap import held_back_grants
-                from agent_repl.core.trust import untrusted_warning
-                from agent_repl.core.visible import show_controls
+                from agent_repl.core.config.trust import untrusted_warning
+                from agent_repl.core.model.visible import show_controls
 
                 held_back = held_back_grants(launch.settings, cwd)
                 if held_back:  # one line for everything the folder configures for itself

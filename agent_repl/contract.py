@@ -52,7 +52,7 @@ class ModelInfo:
     thinking_default_on: bool = False
     # Accepts the API's on-demand compaction (beta compact-2026-09-04).
     on_demand_compaction: bool = False
-    # cl100k tokens times this is the first estimate of the model's own count (agent_repl.core.tokens).
+    # cl100k tokens times this is the first estimate of the model's own count (agent_repl.core.model.tokens).
     token_ratio: float = DEFAULT_CLAUDE_RATIO
     long_prompt: LongPromptPrice | None = None
 

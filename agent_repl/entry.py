@@ -1,7 +1,7 @@
 """The program's entry point (`agent-repl`, `python -m agent_repl`).
 
 The credentials leave the environment first, which may re-execute the program, so this imports
-as little as it can before that: the standard library and `agent_repl.core.credentials`.
+as little as it can before that: the standard library and `agent_repl.core.permissions.credentials`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def main() -> int:
-    from agent_repl.core.credentials import take_credentials
+    from agent_repl.core.permissions.credentials import take_credentials
 
     credentials = take_credentials(Path.cwd())
     from agent_repl.cli import main as cli_main

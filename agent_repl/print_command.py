@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands.registry import Command, CommandRegistry, parse_command_line
 from agent_repl.commands.results import CommandResult, CompactDone, ContextView, PromptRequest, TextOutput
-from agent_repl.core.messages import SystemMessage
+from agent_repl.core.model.messages import SystemMessage
 
 if TYPE_CHECKING:
     from agent_repl.session import Session

@@ -27,7 +27,7 @@ import sys
 import time
 from typing import Any, Literal, TextIO
 
-from agent_repl.core.events import (
+from agent_repl.core.model.events import (
     AgentEvent,
     AssistantMessageEvent,
     ErrorEvent,
@@ -37,8 +37,8 @@ from agent_repl.core.events import (
     ToolUseStarted,
     TurnEnded,
 )
-from agent_repl.core.messages import Usage, new_uuid
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.messages import Usage, new_uuid
+from agent_repl.core.model.visible import show_controls
 from agent_repl.session import Session
 
 OutputFormat = Literal["text", "json", "stream-json"]

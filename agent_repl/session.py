@@ -12,28 +12,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_repl.core.client import ModelClient, UnknownModel
-from agent_repl.core.events import AgentEvent, ErrorEvent, TurnEnded
-from agent_repl.core.file_state import ReadLedger
-from agent_repl.core.hook_config import configured_hooks, hooks_trusted
-from agent_repl.core.hooks import HookRunner
-from agent_repl.core.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
-from agent_repl.core.model_catalog import ModelCatalog
-from agent_repl.core.models import ModelInfo, add_cost, cost_usd
-from agent_repl.core.permission_mode import ModeHolder, PermissionMode
-from agent_repl.core.permissions import ApprovalCallback, PermissionPolicy
-from agent_repl.core.projection import Projector
-from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.request import build_request, tool_definitions
+from agent_repl.core.api.client import ModelClient, UnknownModel
+from agent_repl.core.api.model_catalog import ModelCatalog
+from agent_repl.core.api.models import ModelInfo, add_cost, cost_usd
+from agent_repl.core.api.request import build_request, tool_definitions
+from agent_repl.core.api.system_prompt import build_system_prompt, session_context
+from agent_repl.core.api.thinking_prefix import prefix_seed
+from agent_repl.core.config.hooks import configured_hooks, hooks_trusted
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.config.thinking_request import chosen_effort, request_fields, thinking_on
+from agent_repl.core.hooks.runner import HookRunner
+from agent_repl.core.loop.projection import Projector
+from agent_repl.core.loop.tool_execution import ToolRuntime
+from agent_repl.core.loop.turn_session import Compaction
+from agent_repl.core.model.events import AgentEvent, ErrorEvent, TurnEnded
+from agent_repl.core.model.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
+from agent_repl.core.model.transcript_sink import SessionWriteError, TranscriptSink
+from agent_repl.core.permissions.mode import ModeHolder, PermissionMode
+from agent_repl.core.permissions.rules import ApprovalCallback, PermissionPolicy
 from agent_repl.core.sandbox import Sandbox
-from agent_repl.core.settings import Settings
-from agent_repl.core.system_prompt import build_system_prompt, session_context
-from agent_repl.core.thinking_prefix import prefix_seed
-from agent_repl.core.thinking_request import chosen_effort, request_fields, thinking_on
-from agent_repl.core.tool import Tool, ToolPorts
-from agent_repl.core.tool_execution import ToolRuntime
-from agent_repl.core.transcript_sink import SessionWriteError, TranscriptSink
-from agent_repl.core.turn_session import Compaction
+from agent_repl.core.tooling.file_state import ReadLedger
+from agent_repl.core.tooling.redaction import SecretRedactor
+from agent_repl.core.tooling.tool import Tool, ToolPorts
 
 if TYPE_CHECKING:
     from agent_repl.context.session_memory import SessionMemory
@@ -66,7 +66,7 @@ class Session:
         self.settings = settings
         self.client = client
         self.tools = {tool.name: tool for tool in tools}
-        # Tools sent with `defer_loading` (agent_repl.core.deferred_tools), minus those a compact
+        # Tools sent with `defer_loading` (agent_repl.core.api.deferred_tools), minus those a compact
         # boundary says were discovered before it (`loaded_tools`).
         self.deferred_tools = deferred_tools
         self.loaded_tools: frozenset[str] = frozenset()
@@ -98,7 +98,7 @@ class Session:
             agent_home=settings.home,
             tool_results_dir=tool_results_dir,
         )
-        # History entries and tool output are kept without credentials (see agent_repl.core.redaction).
+        # History entries and tool output are kept without credentials (see agent_repl.core.tooling.redaction).
         self.redactor = SecretRedactor.for_settings(settings)
         self.tool_state: dict[str, Any] = {}
         self.tool_ports = ToolPorts()
@@ -136,7 +136,7 @@ class Session:
         self.notices: list[str] = []
         # Warnings for the next turn to show and keep (an agent definition that could not be read).
         self.pending_notices: list[str] = []
-        # The user's hooks, and the project's in a trusted folder (agent_repl.core.loop_hooks calls them).
+        # The user's hooks, and the project's in a trusted folder (agent_repl.core.loop.hooks calls them).
         self.hooks = HookRunner(
             configured_hooks(settings.hooks, settings.project_hooks, project_trusted=hooks_trusted(settings)),
             cwd=cwd,
@@ -343,7 +343,7 @@ class Session:
         )
 
     async def _notify(self, message: str, notification_type: str) -> None:
-        from agent_repl.core.loop_hooks import notify
+        from agent_repl.core.loop.hooks import notify
 
         await notify(self, message, notification_type)
 
@@ -364,13 +364,13 @@ class Session:
 
     def run_shell(self, command: str) -> AsyncIterator[AgentEvent]:
         """`!command`: the user's own shell command, through Bash, kept in the conversation."""
-        from agent_repl.core.user_actions import run_shell_command
+        from agent_repl.core.loop.user_actions import run_shell_command
 
         return run_shell_command(self, command)
 
     async def run_turn(self, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
         """The turn's events; a session that can no longer be saved ends the turn with one error."""
-        from agent_repl.core.loop import run_turn
+        from agent_repl.core.loop.query import run_turn
 
         requests_before = self.request_count
         try:

@@ -28,7 +28,7 @@ from agent_repl.context.estimate import estimate_messages  # noqa: E402
 from agent_repl.context.pipeline import context_pipeline  # noqa: E402
 from agent_repl.context.projector import Pipeline  # noqa: E402
 from agent_repl.context.state import PipelineConfig  # noqa: E402
-from agent_repl.core.messages import (  # noqa: E402
+from agent_repl.core.model.messages import (  # noqa: E402
     AssistantMessage,
     Message,
     SystemMessage,

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agent_repl.core.sandbox import Sandbox, SandboxPolicy, SandboxSettings, detect  # noqa: E402
-from agent_repl.core.tool import ToolContext  # noqa: E402
+from agent_repl.core.tooling.tool import ToolContext  # noqa: E402
 from tools.bash import Bash, BashArgs  # noqa: E402
 
 

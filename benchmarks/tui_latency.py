@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 def build_history(count: int) -> list:
     """About `count` history entries: prompts, markdown answers, and a tool call every fourth exchange."""
-    from agent_repl.core.messages import (
+    from agent_repl.core.model.messages import (
         AssistantMessage,
         TextBlock,
         ToolResultBlock,
@@ -96,7 +96,7 @@ async def write_session(home: Path, cwd: Path, count: int) -> str:
 
 def make_app(home: Path, cwd: Path, session_id: str):
     from agent_repl.bootstrap import find_resume_source
-    from agent_repl.core.settings import Settings
+    from agent_repl.core.config.settings import Settings
     from agent_repl.ui.app import AgentApp
     from agent_repl.ui.launcher import Launcher
 
@@ -122,7 +122,7 @@ def summary(values: list[float]) -> str:
 async def measure_interaction(messages: int, keys: int, chunks: int) -> dict:
     from textual import events
 
-    from agent_repl.core.events import TextDelta
+    from agent_repl.core.model.events import TextDelta
     from agent_repl.ui.app import AgentApp
     from agent_repl.ui.widgets.messages import StreamingAnswerView
 

@@ -103,7 +103,7 @@ def test_the_graph_sees_lazy_type_only_and_relative_imports():
         "    return helper\n"
     )
     assert imported_modules("p.f", source, known) == {"p.a", "p.b", "p.c", "p.d", "p.e"}
-    assert "agent_repl.core.messages" in import_graph()["agent_repl.transcript.convert"]
+    assert "agent_repl.core.model.messages" in import_graph()["agent_repl.transcript.convert"]
 
 
 def test_cycle_finder_finds_a_cycle():

@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADLESS = [
-    "agent_repl.core.loop",
+    "agent_repl.core.loop.query",
     "agent_repl.session",
     "agent_repl.context.pipeline",
     "agent_repl.transcript.loader",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_repl.core.tool import Tool
+from agent_repl.core.tooling.tool import Tool
 from tools.bash import Bash, BashArgs
 from tools.edit import Edit, EditArgs
 from tools.exit_plan_mode import ExitPlanMode, ExitPlanModeArgs

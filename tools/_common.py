@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_repl.core.tool import ToolContext
+from agent_repl.core.tooling.tool import ToolContext
 
 
 def _clean_schema(schema: dict[str, Any]) -> None:

@@ -3,7 +3,7 @@
 A file is decoded the way it was written (UTF-8, UTF-8 or UTF-16 with a byte-order mark, and
 Latin-1 for bytes that are not UTF-8, which round-trips every byte) and encoded back the same
 way, so an edit changes only the bytes it means to. Writes go to a temporary file beside the
-target and replace it in one rename (`agent_repl.core.atomic`).
+target and replace it in one rename (`agent_repl.core.tooling.atomic`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent_repl.core.atomic import write_atomic as write_atomic
-from agent_repl.core.persisted_output import format_size
+from agent_repl.core.tooling.atomic import write_atomic as write_atomic
+from agent_repl.core.tooling.persisted_output import format_size
 
 MAX_EDIT_BYTES = 16 * 1024 * 1024
 _SNIFF_BYTES = 8_192

@@ -14,13 +14,13 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, Field, field_validator
 
-from agent_repl.core.credentials import child_environment, credential_names
-from agent_repl.core.permissions import PermissionRequest
-from agent_repl.core.persisted_output import ensure_private_dir, persist_file
-from agent_repl.core.redaction import SecretRedactor
+from agent_repl.core.permissions.credentials import child_environment, credential_names
+from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.sandbox.outcome import explain
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.tooling.persisted_output import ensure_private_dir, persist_file
+from agent_repl.core.tooling.redaction import SecretRedactor
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, notify
 from tools._output_pipe import OutputPipe
 

@@ -10,10 +10,10 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.diffs import FileChange, patch_stats, structured_patch
-from agent_repl.core.file_state import Freshness, ReadLedger
-from agent_repl.core.protected_paths import protected_reason
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.permissions.protected_paths import protected_reason
+from agent_repl.core.tooling.diffs import FileChange, patch_stats, structured_patch
+from agent_repl.core.tooling.file_state import Freshness, ReadLedger
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, display_path
 from tools._files import FileError, TextFile, load_text, numbered_snippet, write_atomic
 

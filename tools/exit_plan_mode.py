@@ -1,6 +1,6 @@
 """ExitPlanMode: in plan mode, the model presents its plan; the user approves it or keeps planning.
 
-The approval itself is the permission prompt (`agent_repl.core.approval`): by the time this runs,
+The approval itself is the permission prompt (`agent_repl.core.tooling.approval`): by the time this runs,
 the user said yes and the session left plan mode.
 """
 
@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.permission_mode import PlanProposal
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.permissions.mode import PlanProposal
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs
 
 

@@ -14,8 +14,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.permissions import PermissionRequest
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.permissions.rules import PermissionRequest
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, display_path, resolve_path
 from tools._gitignore import IgnoreChain, extend_chain, initial_chain, is_ignored
 from tools._globpattern import CompiledGlob, compile_glob

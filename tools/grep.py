@@ -12,10 +12,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.permissions import PermissionRequest
-from agent_repl.core.persisted_output import format_size
-from agent_repl.core.read_access import search_refusal
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.permissions.read_access import search_refusal
+from agent_repl.core.permissions.rules import PermissionRequest
+from agent_repl.core.tooling.persisted_output import format_size
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd, display_path, resolve_path
 
 TIME_LIMIT_SECONDS = 20.0

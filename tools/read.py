@@ -13,12 +13,12 @@ from typing import Any, BinaryIO, ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.messages import ImageBlock
-from agent_repl.core.permissions import PermissionRequest
-from agent_repl.core.persisted_output import format_size
-from agent_repl.core.read_access import opened_refusal
-from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, estimate_tokens
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.model.messages import ImageBlock
+from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO, estimate_tokens
+from agent_repl.core.permissions.read_access import opened_refusal
+from agent_repl.core.permissions.rules import PermissionRequest
+from agent_repl.core.tooling.persisted_output import format_size
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd
 
 DEFAULT_LINE_LIMIT = 2_000

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs
 
 

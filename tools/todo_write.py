@@ -6,8 +6,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.todos import STATUS_MARKS, TODOS_STATE_KEY, Todo
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.model.todos import STATUS_MARKS, TODOS_STATE_KEY, Todo
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs
 
 

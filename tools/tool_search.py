@@ -13,9 +13,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.deferred_tools import TOOL_SEARCH_NAME
-from agent_repl.core.messages import ToolReferenceBlock
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.api.deferred_tools import TOOL_SEARCH_NAME
+from agent_repl.core.model.messages import ToolReferenceBlock
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs
 
 SELECT_PREFIX = "select:"

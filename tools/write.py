@@ -8,8 +8,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from agent_repl.core.diffs import patch_stats
-from agent_repl.core.tool import ToolContext, ToolOutput, load_description
+from agent_repl.core.tooling.diffs import patch_stats
+from agent_repl.core.tooling.tool import ToolContext, ToolOutput, load_description
 from tools._common import ToolArgs, current_cwd
 from tools._files import FileError, load_text, numbered_snippet
 from tools.edit import EditPlan, FileChangeTool, freshness_error, plan_change, relative_path_error

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 import agent_repl
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     TextBlock,
     ToolResultBlock,

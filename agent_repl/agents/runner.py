@@ -30,7 +30,10 @@ from agent_repl.agents.definitions import (
 )
 from agent_repl.context.pipeline import attach
 from agent_repl.context.projector import Pipeline
-from agent_repl.core.events import (
+from agent_repl.core.api.models import add_cost, resolve_model
+from agent_repl.core.api.system_prompt import environment_section
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.events import (
     AssistantMessageEvent,
     ErrorEvent,
     SubagentProgress,
@@ -38,13 +41,10 @@ from agent_repl.core.events import (
     TurnEnded,
     UsageEvent,
 )
-from agent_repl.core.file_state import ReadLedger
-from agent_repl.core.messages import ToolUseBlock, Usage
-from agent_repl.core.models import add_cost, resolve_model
-from agent_repl.core.persisted_output import ensure_private_dir
-from agent_repl.core.settings import Settings
-from agent_repl.core.system_prompt import environment_section
-from agent_repl.core.tool import TaskRequest, Tool, ToolContext, ToolOutput
+from agent_repl.core.model.messages import ToolUseBlock, Usage
+from agent_repl.core.tooling.file_state import ReadLedger
+from agent_repl.core.tooling.persisted_output import ensure_private_dir
+from agent_repl.core.tooling.tool import TaskRequest, Tool, ToolContext, ToolOutput
 from agent_repl.session import Session
 from agent_repl.transcript.convert import usage_to_json
 from agent_repl.transcript.paths import SessionPaths, write_private_text

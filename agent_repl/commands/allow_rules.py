@@ -12,8 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from agent_repl.core.credentials import home_from_env
-from agent_repl.core.trust import TrustError, WorkspaceTrust, file_digest
+from agent_repl.core.config.trust import TrustError, WorkspaceTrust, file_digest
+from agent_repl.core.permissions.credentials import home_from_env
 
 
 class AllowRuleError(Exception):

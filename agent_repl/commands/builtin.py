@@ -81,7 +81,7 @@ async def cost_command(ctx: CommandContext, args: str) -> CommandResult:
 
 
 async def model_command(ctx: CommandContext, args: str) -> CommandResult:
-    from agent_repl.core.models import ModelLookupError, resolve_model
+    from agent_repl.core.api.models import ModelLookupError, resolve_model
 
     session = ctx.session
     name = args.strip()
@@ -173,8 +173,8 @@ async def snip_command(ctx: CommandContext, args: str) -> CommandResult:
 
 async def compact_command(ctx: CommandContext, args: str) -> CommandResult:
     """Summarize the conversation now (the same path as autocompact, with the user's focus)."""
-    from agent_repl.core.events import CompactionFinished, ErrorEvent
-    from agent_repl.core.loop_compact import compact_now
+    from agent_repl.core.loop.compact import compact_now
+    from agent_repl.core.model.events import CompactionFinished, ErrorEvent
 
     session = ctx.session
     if session.compactor is None:

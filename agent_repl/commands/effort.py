@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_repl.commands.results import CommandResult, TextOutput
-from agent_repl.core.atomic import write_atomic
-from agent_repl.core.thinking_request import EFFORT_LEVELS, effort_levels, effort_problem
+from agent_repl.core.config.thinking_request import EFFORT_LEVELS, effort_levels, effort_problem
+from agent_repl.core.tooling.atomic import write_atomic
 
 if TYPE_CHECKING:
     from agent_repl.commands.registry import CommandContext

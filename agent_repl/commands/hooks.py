@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from agent_repl.commands.registry import CommandContext
 from agent_repl.commands.results import CommandResult, TextOutput
-from agent_repl.core.hook_config import held_back_hooks
-from agent_repl.core.visible import show_controls
+from agent_repl.core.config.hooks import held_back_hooks
+from agent_repl.core.model.visible import show_controls
 
 
 async def hooks_command(ctx: CommandContext, args: str) -> CommandResult:

@@ -19,7 +19,7 @@ from agent_repl.commands.results import (
     StatusReport,
     TextOutput,
 )
-from agent_repl.core.system_prompt import PROJECT_INSTRUCTION_FILES
+from agent_repl.core.api.system_prompt import PROJECT_INSTRUCTION_FILES
 
 INIT_PROMPT = """\
 Write an AGENTS.md file at the root of this project for coding agents that will work here.
@@ -68,7 +68,7 @@ PERMISSIONS_USAGE = "usage: /permissions [allow RULE | deny RULE | remove RULE],
 
 async def permissions_command(ctx: CommandContext, args: str) -> CommandResult:
     """List the rules in force; `allow RULE` / `deny RULE` add one to the project, `remove RULE` drops it."""
-    from agent_repl.core.permissions import Rule
+    from agent_repl.core.permissions.rules import Rule
 
     session = ctx.session
     policy = session.permissions

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agent_repl.core.messages import Usage
+from agent_repl.core.model.messages import Usage
 from agent_repl.transcript.sessions import SessionInfo
 
 Level = Literal["info", "warning", "error"]

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from agent_repl.context.call_outcomes import succeeded_calls
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import AssistantMessage, Message, UserMessage
-from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
-from agent_repl.core.protected_paths import protected_reason
-from agent_repl.core.read_access import opened_refusal
+from agent_repl.core.model.messages import AssistantMessage, Message, UserMessage
+from agent_repl.core.permissions.protected_paths import protected_reason
+from agent_repl.core.permissions.read_access import opened_refusal
+from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest
 
 # Tools whose `file_path` the model worked on: what it read and what it changed.
 FILE_TOOLS = frozenset({"Read", "Edit", "Write"})

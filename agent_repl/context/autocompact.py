@@ -15,7 +15,7 @@ from agent_repl.context.compact import SUMMARY_MAX_TOKENS, kept_tail_budget
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import compaction_pays, should_autocompact
-from agent_repl.core.projection import Compact
+from agent_repl.core.loop.projection import Compact
 
 
 class Autocompact(Check):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import blocking_limit, is_at_blocking_limit
-from agent_repl.core.projection import Block
+from agent_repl.core.loop.projection import Block
 
 
 def blocking_message(tokens: int, limit: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage
+from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage
 
 
 def _is_active_boundary(message: Message, undone: frozenset[str] | set[str]) -> bool:

@@ -26,8 +26,8 @@ from agent_repl.context.estimate import text_cl100k
 from agent_repl.context.rounds import index_of
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, UserMessage
-from agent_repl.core.persisted_output import (
+from agent_repl.core.model.messages import AssistantMessage, Message, ToolResultBlock, UserMessage
+from agent_repl.core.tooling.persisted_output import (
     PREVIEW_SIZE_BYTES,
     build_preview,
     is_persisted_preview,

@@ -18,8 +18,8 @@ only past it, when the next request has to write the prefix again anyway.
 from __future__ import annotations
 
 from agent_repl.context.state import PipelineState, is_prompt
-from agent_repl.core.messages import AssistantMessage, Message
-from agent_repl.core.request import CacheMarks
+from agent_repl.core.api.request import CacheMarks
+from agent_repl.core.model.messages import AssistantMessage, Message
 
 FIVE_MINUTES = 5.0
 ONE_HOUR = 60.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agent_repl.core.messages import Message, UserMessage
+from agent_repl.core.model.messages import Message, UserMessage
 
 
 def succeeded_calls(messages: Iterable[Message]) -> set[str]:

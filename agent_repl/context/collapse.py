@@ -39,7 +39,7 @@ from agent_repl.context.estimate import (
 from agent_repl.context.records import apply
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import CollapsedSpan, PipelineState
-from agent_repl.core.messages import Message, SystemMessage, UserMessage
+from agent_repl.core.model.messages import Message, SystemMessage, UserMessage
 from agent_repl.transcript.records import CollapseCommitRecord, CollapseStageRecord, StagedSpan
 
 STAGE_AT = 0.80

@@ -16,7 +16,7 @@ from agent_repl.context.collapse_summary import summarize_span
 from agent_repl.context.estimate import estimate_messages
 from agent_repl.context.rounds import index_of
 from agent_repl.context.state import CollapsedSpan, PipelineState
-from agent_repl.core.messages import Message, SystemMessage, UserMessage
+from agent_repl.core.model.messages import Message, SystemMessage, UserMessage
 
 # A span closes once it holds this share of the effective window (at least MIN_SPAN_TOKENS).
 SPAN_SHARE = 0.10

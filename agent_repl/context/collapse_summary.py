@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from agent_repl.context.state import CLEARED_TOOL_RESULT
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     ImageBlock,
     Message,

@@ -47,11 +47,11 @@ from agent_repl.context.shrink import (
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount
 from agent_repl.context.touched_files import touched_files_reminder
-from agent_repl.core.deferred_tools import DISCOVERED_KEY, discovered_tools
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
-from agent_repl.core.projection import Projection
-from agent_repl.core.recovery import CUT_OFF_STOP_REASONS, is_request_too_large
-from agent_repl.core.todos import latest_todos, todo_reminder
+from agent_repl.core.api.deferred_tools import DISCOVERED_KEY, discovered_tools
+from agent_repl.core.api.failures import CUT_OFF_STOP_REASONS, is_request_too_large
+from agent_repl.core.loop.projection import Projection
+from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.core.model.todos import latest_todos, todo_reminder
 from agent_repl.transcript.records import CompactionUndoRecord
 
 if TYPE_CHECKING:

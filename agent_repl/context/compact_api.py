@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent_repl.core.client import ModelResponse
-from agent_repl.core.messages import AssistantMessage, CompactionBlock, Message, UserMessage, wire_block
-from agent_repl.core.projection import Projection
-from agent_repl.core.request import build_request
-from agent_repl.core.thinking_prefix import reply_prefixes
+from agent_repl.core.api.client import ModelResponse
+from agent_repl.core.api.request import build_request
+from agent_repl.core.api.thinking_prefix import reply_prefixes
+from agent_repl.core.loop.projection import Projection
+from agent_repl.core.model.messages import AssistantMessage, CompactionBlock, Message, UserMessage, wire_block
 
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession

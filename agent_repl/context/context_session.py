@@ -12,11 +12,11 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
-from agent_repl.core.file_state import ReadLedger
-from agent_repl.core.messages import Message
-from agent_repl.core.permissions import PermissionPolicy
-from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.turn_session import TurnSession
+from agent_repl.core.loop.turn_session import TurnSession
+from agent_repl.core.model.messages import Message
+from agent_repl.core.permissions.rules import PermissionPolicy
+from agent_repl.core.tooling.file_state import ReadLedger
+from agent_repl.core.tooling.redaction import SecretRedactor
 
 
 class SessionNotes(Protocol):

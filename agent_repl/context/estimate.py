@@ -3,7 +3,7 @@
 The count the thresholds use is the last response's usage (input + cache read + cache write +
 output: what the API itself counted) plus an estimate of everything appended after that
 response, minus what snip freed since (the usage cannot see it). Estimates are cl100k counts
-(offline) times a ratio that starts from the model's tokenizer family (agent_repl.core.tokens)
+(offline) times a ratio that starts from the model's tokenizer family (agent_repl.core.model.tokens)
 and is then learned from the API's own counts during the session. Counts are
 memoized by text, so the cost of a turn follows what changed, not the history's length.
 """
@@ -11,8 +11,8 @@ memoized by text, so the cost of a turn follows what changed, not the history's 
 from __future__ import annotations
 
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import Message
-from agent_repl.core.tokens import IMAGE_TOKENS
+from agent_repl.core.model.messages import Message
+from agent_repl.core.model.tokens import IMAGE_TOKENS
 
 
 def text_cl100k(text: str, state: PipelineState) -> int:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_repl.context.ids import id_tag
-from agent_repl.core.messages import (
+from agent_repl.core.api.thinking_prefix import BlockDigests
+from agent_repl.core.model.messages import (
     AssistantMessage,
     CompactionBlock,
     ContentBlock,
@@ -28,8 +29,7 @@ from agent_repl.core.messages import (
     UserMessage,
     wire_block,
 )
-from agent_repl.core.thinking_prefix import BlockDigests
-from agent_repl.core.tokens import cl100k_tokens
+from agent_repl.core.model.tokens import cl100k_tokens
 
 
 @dataclass(slots=True)
@@ -138,7 +138,7 @@ class FactCache:
         self._texts: dict[str, int] = {}
         # tool_use_id -> tool name of every call seen; ids are unique, so this never goes stale.
         self.tool_names: dict[str, str] = {}
-        # Each wire block's own digest for the thinking prefix chain (core/thinking_prefix.py).
+        # Each wire block's own digest for the thinking prefix chain (core/api/thinking_prefix.py).
         self.block_digests: BlockDigests = {}
 
     def text_tokens(self, text: str) -> int:

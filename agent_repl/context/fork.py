@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.thinking import without_thinking
-from agent_repl.core.client import ModelResponse
-from agent_repl.core.request import build_request
+from agent_repl.core.api.client import ModelResponse
+from agent_repl.core.api.request import build_request
 
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession

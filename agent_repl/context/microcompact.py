@@ -33,7 +33,7 @@ from agent_repl.context.rounds import index_of
 from agent_repl.context.server_clear import clear_edit, plan_batch, record_batch
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     SystemMessage,

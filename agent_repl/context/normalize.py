@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent_repl.context.facts import wire_blocks
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     SystemMessage,

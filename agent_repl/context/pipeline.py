@@ -26,7 +26,7 @@ from agent_repl.context.projector import Pipeline
 from agent_repl.context.snip import SnipSession, SnipStage, install_snip
 from agent_repl.context.stage import Check, Stage
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.core.turn_session import Compaction
+from agent_repl.core.loop.turn_session import Compaction
 
 
 def flowchart(tool_results_dir: Path) -> list[Stage | Check]:

@@ -32,9 +32,9 @@ from agent_repl.context.server_clear import frontier
 from agent_repl.context.stage import Check, Stage
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
-from agent_repl.core.deferred_tools import boundary_loaded_tools
-from agent_repl.core.messages import Message, Usage, UserMessage
-from agent_repl.core.projection import Action, Projection, StageReport
+from agent_repl.core.api.deferred_tools import boundary_loaded_tools
+from agent_repl.core.loop.projection import Action, Projection, StageReport
+from agent_repl.core.model.messages import Message, Usage, UserMessage
 from agent_repl.transcript.records import TokenRatioRecord
 
 MIN_DELTA_FOR_RATIO = 1_000

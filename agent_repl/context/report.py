@@ -14,9 +14,15 @@ from agent_repl.context.estimate import estimate_messages, text_cl100k
 from agent_repl.context.ids import short_id
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.thresholds import autocompact_threshold
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, ToolResultBlock, UserMessage
-from agent_repl.core.persisted_output import is_persisted_preview
-from agent_repl.core.projection import Projection, StageReport
+from agent_repl.core.loop.projection import Projection, StageReport
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultBlock,
+    UserMessage,
+)
+from agent_repl.core.tooling.persisted_output import is_persisted_preview
 
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession

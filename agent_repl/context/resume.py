@@ -19,7 +19,7 @@ from agent_repl.context.collapse import with_members
 from agent_repl.context.microcompact import last_reply
 from agent_repl.context.records import apply
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineState
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from agent_repl.transcript.records import CollapseCommitRecord
 
 

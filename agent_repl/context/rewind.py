@@ -15,8 +15,8 @@ from typing import Any, Literal, Protocol
 from agent_repl.context.compact import is_typed_prompt, last_active_boundary
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
-from agent_repl.core.messages import AssistantMessage, Message
-from agent_repl.core.todos import TODOS_STATE_KEY, latest_todos
+from agent_repl.core.model.messages import AssistantMessage, Message
+from agent_repl.core.model.todos import TODOS_STATE_KEY, latest_todos
 from agent_repl.transcript.file_history import FileHistory
 from agent_repl.transcript.records import RewindRecord
 

@@ -22,7 +22,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 
 if TYPE_CHECKING:
     from agent_repl.context.facts import FactCache

@@ -29,7 +29,7 @@ from agent_repl.context.budget import tool_names
 from agent_repl.context.estimate import estimate_messages, text_cl100k
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import scaled_amount
-from agent_repl.core.messages import AssistantMessage, Message, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, Message, UserMessage
 from agent_repl.transcript.records import ServerClearRecord
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"

@@ -25,8 +25,8 @@ from agent_repl.context.estimate import estimate_message
 from agent_repl.context.fork import fork_request
 from agent_repl.context.rounds import index_of
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import Message, SystemMessage, TextBlock, UserMessage
-from agent_repl.core.recovery import CUT_OFF_STOP_REASONS
+from agent_repl.core.api.failures import CUT_OFF_STOP_REASONS
+from agent_repl.core.model.messages import Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.transcript.paths import FILE_MODE, ensure_private_dir
 from agent_repl.transcript.records import SessionMemoryRecord
 

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_repl.core.persisted_output import is_persisted_preview, persist_text
+from agent_repl.core.tooling.persisted_output import is_persisted_preview, persist_text
 
 _PROMPT_TOO_LONG = re.compile(r"prompt is too long: (\d+) tokens > (\d+) maximum")
 # The documented maximum body of a Messages request.

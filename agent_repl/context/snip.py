@@ -28,13 +28,13 @@ from agent_repl.context.records import apply
 from agent_repl.context.rounds import index_of
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
     UserMessage,
 )
-from agent_repl.core.tool import ToolPorts
+from agent_repl.core.tooling.tool import ToolPorts
 from agent_repl.transcript.records import SnipRecord
 
 SnipSource = Literal["model", "user", "auto"]

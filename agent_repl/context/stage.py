@@ -21,8 +21,8 @@ from typing import Any
 
 from agent_repl.context.normalize import WireDraft
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import Message, Usage
-from agent_repl.core.projection import Action
+from agent_repl.core.loop.projection import Action
+from agent_repl.core.model.messages import Message, Usage
 
 
 @dataclass

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from agent_repl.context.facts import FactCache
 from agent_repl.context.thresholds import REFERENCE_WINDOW, effective_window, tool_result_budget_chars
-from agent_repl.core.messages import AssistantMessage, Message, Usage, UserMessage, utc_now
-from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO
+from agent_repl.core.model.messages import AssistantMessage, Message, Usage, UserMessage, utc_now
+from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO
 
 CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 
@@ -112,7 +112,7 @@ class PipelineConfig:
     # Main thread only: a sub-agent or a compaction request must not touch the cached registry.
     main_thread: bool = True
     # The digest of the request header (model, system, tools) the thinking prefix chain starts
-    # from (agent_repl.core.thinking_prefix); set by the session, again when the model changes.
+    # from (agent_repl.core.api.thinking_prefix); set by the session, again when the model changes.
     prompt_seed: str = ""
     # The seed for a view whose compact boundary loaded deferred tools (the tool list differs).
     prompt_seed_for: Callable[[frozenset[str]], str] | None = None
@@ -120,7 +120,7 @@ class PipelineConfig:
     thinking_on: bool = False
     # Whether it takes the API's on-demand compaction (the summary that keeps kept turns' thinking).
     on_demand_compaction: bool = False
-    # Fields every request carries (`thinking`, `output_config`: agent_repl.core.thinking_request).
+    # Fields every request carries (`thinking`, `output_config`: agent_repl.core.config.thinking_request).
     request_fields: dict[str, Any] = field(default_factory=dict)
 
     def set_window(self, context_window: int) -> None:

@@ -1,7 +1,7 @@
 """Leaving out of the view the thinking blocks whose prefix changed (docs/architecture.md 6.2).
 
 Runs on the wire drafts after normalization: walking the drafts in order with the same prefix
-chain the loop used when each block arrived (`agent_repl.core.thinking_prefix`), a thinking
+chain the loop used when each block arrived (`agent_repl.core.api.thinking_prefix`), a thinking
 block stays only where the chain still has the value its entry recorded. So the first wire
 position any edit changed is where thinking stops; later blocks produced before the edit go
 too (their recorded chain included what changed), blocks produced after it stay. Deterministic:
@@ -18,21 +18,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_repl.context.normalize import WireDraft
-from agent_repl.core.messages import (
-    AssistantMessage,
-    CompactionBlock,
-    Message,
-    RedactedThinkingBlock,
-    ThinkingBlock,
-    wire_block,
-)
-from agent_repl.core.thinking_prefix import (
+from agent_repl.core.api.thinking_prefix import (
     THINKING_KINDS,
     BlockDigests,
     PrefixChain,
     digest_after,
     resumed_from,
     thinking_key,
+)
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    CompactionBlock,
+    Message,
+    RedactedThinkingBlock,
+    ThinkingBlock,
+    wire_block,
 )
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from agent_repl.context.call_outcomes import ran_calls
-from agent_repl.core.messages import AssistantMessage, Message, ToolUseBlock
+from agent_repl.core.model.messages import AssistantMessage, Message, ToolUseBlock
 
 PATH_ARGUMENTS = ("file_path", "path", "notebook_path")
 COMMAND_ARGUMENT = "command"

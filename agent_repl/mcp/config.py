@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from agent_repl.core.credentials import child_environment, credential_names
-from agent_repl.core.mcp_config import McpHttpServer, McpServerConfig, McpStdioServer
-from agent_repl.core.settings import Settings
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.mcp_config import McpHttpServer, McpServerConfig, McpStdioServer
+from agent_repl.core.permissions.credentials import child_environment, credential_names
 
 MCP_JSON = ".mcp.json"
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -45,7 +45,7 @@ class McpServerSpec:
 
 def project_servers_trusted(settings: Settings) -> bool:
     """Whether the project's own servers may start (they run whatever the repository configures):
-    in a folder the user trusts (agent_repl.core.trust) or for a run with `--trust-project`.
+    in a folder the user trusts (agent_repl.core.config.trust) or for a run with `--trust-project`.
     Skipping the permission checks is not trust: a server starts without any model asking."""
     return settings.project_trusted
 

@@ -16,8 +16,8 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agent_repl.core.mcp_config import McpHttpServer, McpStdioServer
-from agent_repl.core.persisted_output import ensure_private_dir
+from agent_repl.core.model.mcp_config import McpHttpServer, McpStdioServer
+from agent_repl.core.tooling.persisted_output import ensure_private_dir
 from agent_repl.mcp.config import McpConfigError, McpServerSpec, expanded, server_environment
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent_repl.core.persisted_output import ensure_private_dir
-from agent_repl.core.settings import Settings
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.tooling.persisted_output import ensure_private_dir
 from agent_repl.mcp.config import McpServerSpec, configured_servers
 from agent_repl.mcp.connection import McpConnection
 from agent_repl.mcp.tool import McpTool

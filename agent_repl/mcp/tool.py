@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_repl.core.mcp_config import mcp_tool_name
-from agent_repl.core.messages import DocumentBlock, ImageBlock, TextBlock
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput
-from agent_repl.core.tool_execution import INTERRUPTED_BY_USER
+from agent_repl.core.loop.tool_execution import INTERRUPTED_BY_USER
+from agent_repl.core.model.mcp_config import mcp_tool_name
+from agent_repl.core.model.messages import DocumentBlock, ImageBlock, TextBlock
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput
 from agent_repl.mcp.connection import McpCallError, McpConnection, McpInterrupted
 
 if TYPE_CHECKING:

@@ -16,8 +16,8 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from agent_repl.core.hook_records import MODEL_ATTACHMENTS, attachment_text
-from agent_repl.core.messages import (
+from agent_repl.core.hooks.records import MODEL_ATTACHMENTS, attachment_text
+from agent_repl.core.model.messages import (
     AssistantMessage,
     CompactionBlock,
     DocumentBlock,

@@ -24,8 +24,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from agent_repl.core.atomic import write_atomic
-from agent_repl.core.messages import iso_timestamp, utc_now
+from agent_repl.core.model.messages import iso_timestamp, utc_now
+from agent_repl.core.tooling.atomic import write_atomic
 from agent_repl.transcript.paths import FILE_MODE, ensure_private_dir
 from agent_repl.transcript.records import SideRecord
 

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from agent_repl.core.messages import Message, TextBlock, ToolResultBlock, UserMessage
-from agent_repl.core.persisted_output import PERSISTED_OUTPUT_CLOSING_TAG, PERSISTED_OUTPUT_TAG
+from agent_repl.core.model.messages import Message, TextBlock, ToolResultBlock, UserMessage
+from agent_repl.core.tooling.persisted_output import PERSISTED_OUTPUT_CLOSING_TAG, PERSISTED_OUTPUT_TAG
 from agent_repl.transcript.paths import ensure_private_dir, write_private_text
 from agent_repl.transcript.records import ContentReplacementRecord
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent_repl.core.messages import AssistantMessage, Message, SystemMessage, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from agent_repl.transcript.convert import SYNTHETIC_MODEL, record_to_message
 from agent_repl.transcript.records import (
     MESSAGE_RECORD_TYPES,

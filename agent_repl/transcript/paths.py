@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # Re-exported: the transcript writer and session memory create their directories with it.
-from agent_repl.core.persisted_output import ensure_private_dir as ensure_private_dir
+from agent_repl.core.tooling.persisted_output import ensure_private_dir as ensure_private_dir
 
 FILE_MODE = 0o600
 

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from agent_repl.core.messages import now_iso
+from agent_repl.core.model.messages import now_iso
 
 MESSAGE_RECORD_TYPES = frozenset({"user", "assistant", "system"})
 

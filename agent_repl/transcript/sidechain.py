@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from agent_repl.core.messages import Message, UserMessage
+from agent_repl.core.model.messages import Message, UserMessage
 from agent_repl.transcript.loader import load_session
 from agent_repl.transcript.paths import ensure_private_dir, write_private_text
 

@@ -31,9 +31,9 @@ import aiofiles
 from aiofiles.threadpool.binary import AsyncFileIO
 
 import agent_repl
-from agent_repl.core.messages import Message, SystemMessage
-from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.transcript_sink import SessionWriteError
+from agent_repl.core.model.messages import Message, SystemMessage
+from agent_repl.core.model.transcript_sink import SessionWriteError
+from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.transcript.convert import Envelope, message_to_record
 from agent_repl.transcript.lock import SessionLock
 from agent_repl.transcript.paths import FILE_MODE, SessionPaths, ensure_private_dir

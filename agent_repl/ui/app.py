@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Static
 
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
 from agent_repl.ui.launcher import Launcher, LaunchError, warm_sdk_in_background
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.screens.permission import PermissionAsker
@@ -35,8 +35,8 @@ from agent_repl.ui.widgets.tool_block import ToolBlock
 if TYPE_CHECKING:
     from agent_repl.commands.registry import CommandRegistry, SessionHolder
     from agent_repl.commands.results import CommandResult
-    from agent_repl.core.events import AgentEvent
-    from agent_repl.core.permissions import Answer, PermissionRequest
+    from agent_repl.core.model.events import AgentEvent
+    from agent_repl.core.permissions.rules import Answer, PermissionRequest
     from agent_repl.session import Session
 
 # Commands that change the session or its view are queued behind the running turn; others answer at once.
@@ -268,7 +268,7 @@ class AgentApp(App[int]):
             if self._sdk_ready is not None and not self._sdk_ready.done():
                 self.working.label = "Loading the API client"
                 await self._sdk_ready
-            from agent_repl.core.events import TurnEnded
+            from agent_repl.core.model.events import TurnEnded
             from agent_repl.ui.session_info import shell_command
 
             shell = shell_command(prompt)
@@ -287,7 +287,7 @@ class AgentApp(App[int]):
         if session is None:
             return
         await self.conversation.apply(message.event, session.messages)
-        from agent_repl.core.events import PermissionModeChanged, ToolResultEvent
+        from agent_repl.core.model.events import PermissionModeChanged, ToolResultEvent
 
         match message.event:
             case PermissionModeChanged():

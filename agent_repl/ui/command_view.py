@@ -22,8 +22,8 @@ from typing import Literal
 from rich.cells import cell_len
 from rich.text import Text
 
-from agent_repl.core.command_marks import CommandMark, command_marks, parse_hazards
-from agent_repl.core.hidden_characters import FlaggedChar, describe, flagged_characters
+from agent_repl.core.permissions.command_marks import CommandMark, command_marks, parse_hazards
+from agent_repl.core.permissions.hidden_characters import FlaggedChar, describe, flagged_characters
 
 PieceStyle = Literal["plain", "risk", "flag", "elided"]
 STYLES: dict[PieceStyle, str] = {

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.ids import short_id
-from agent_repl.core.persisted_output import is_persisted_preview
-from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
+from agent_repl.core.model.web_results import SERVER_TOOL_NAMES, web_result_summary
+from agent_repl.core.tooling.persisted_output import is_persisted_preview
 from agent_repl.ui.tool_render import ToolCall, add_step
 
 if TYPE_CHECKING:
     from agent_repl.context.state import PipelineState
-    from agent_repl.core.messages import (
+    from agent_repl.core.model.messages import (
         AssistantMessage,
         Message,
         SystemMessage,
@@ -190,7 +190,7 @@ class NoticeItem(Item):
 
 
 def _format_size(n_bytes: int) -> str:
-    from agent_repl.core.persisted_output import format_size
+    from agent_repl.core.tooling.persisted_output import format_size
 
     return format_size(n_bytes)
 

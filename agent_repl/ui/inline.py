@@ -32,8 +32,9 @@ from agent_repl.bootstrap import ResumeSource, close_session, held_back_grants, 
 from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
 from agent_repl.commands import results as r
 from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
-from agent_repl.core.diffs import FileChange
-from agent_repl.core.events import (
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.config.trust import NOT_TRUSTED_NOTICE, trust_question
+from agent_repl.core.model.events import (
     AgentEvent,
     AssistantMessageEvent,
     ErrorEvent,
@@ -47,13 +48,12 @@ from agent_repl.core.events import (
     ToolUseStarted,
     TurnEnded,
 )
-from agent_repl.core.permission_mode import MODE_LABELS, PlanProposal
-from agent_repl.core.permissions import Answer, Decision, PermissionRequest
-from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.settings import Settings
-from agent_repl.core.trust import NOT_TRUSTED_NOTICE, trust_question
-from agent_repl.core.visible import show_controls
-from agent_repl.core.web_results import SERVER_TOOL_NAMES, web_result_summary
+from agent_repl.core.model.visible import show_controls
+from agent_repl.core.model.web_results import SERVER_TOOL_NAMES, web_result_summary
+from agent_repl.core.permissions.mode import MODE_LABELS, PlanProposal
+from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest
+from agent_repl.core.tooling.diffs import FileChange
+from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.session import Session
 from agent_repl.transcript.sessions import message_count
 from agent_repl.ui import tool_render

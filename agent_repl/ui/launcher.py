@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
-    from agent_repl.core.permissions import ApprovalCallback
-    from agent_repl.core.settings import Settings
+    from agent_repl.core.config.settings import Settings
+    from agent_repl.core.permissions.rules import ApprovalCallback
     from agent_repl.session import Session
 
 
@@ -63,7 +63,7 @@ def _warm_imports() -> None:
     import agent_repl.commands.builtin  # noqa: F401
     import agent_repl.context.report  # noqa: F401
     import agent_repl.context.snip  # noqa: F401
-    from agent_repl.core.tokens import cl100k_tokens
+    from agent_repl.core.model.tokens import cl100k_tokens
 
     cl100k_tokens("load the encoding")
 
@@ -98,8 +98,8 @@ class Launcher:
         """The first session; `confirm_trust` is asked whether a folder's own allow rules may apply."""
         launch = await asyncio.to_thread(self._prepare_in_thread)
         from agent_repl.bootstrap import held_back_grants, open_session, trust_folder
-        from agent_repl.core.transcript_sink import SessionWriteError
-        from agent_repl.core.trust import NOT_TRUSTED_NOTICE
+        from agent_repl.core.config.trust import NOT_TRUSTED_NOTICE
+        from agent_repl.core.model.transcript_sink import SessionWriteError
 
         settings = launch.settings
         self.notices = list(launch.notices)

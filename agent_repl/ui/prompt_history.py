@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent_repl.core.redaction import SecretRedactor
+    from agent_repl.core.tooling.redaction import SecretRedactor
 
 
 def history_path(home: Path, cwd: Path) -> Path:
@@ -24,7 +24,7 @@ def history_path(home: Path, cwd: Path) -> Path:
 
 def _append_private(path: Path, line: str) -> None:
     """Append to a file only its owner can read (0600, in 0700 directories): it holds what was typed."""
-    from agent_repl.core.persisted_output import ensure_private_dir
+    from agent_repl.core.tooling.persisted_output import ensure_private_dir
 
     ensure_private_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -82,7 +82,7 @@ class PromptHistory:
     def _redacted(self, text: str) -> str:
         if self.redactor is None:
             # Imported on first use: the app imports this module before its first paint.
-            from agent_repl.core.redaction import SecretRedactor
+            from agent_repl.core.tooling.redaction import SecretRedactor
 
             self.redactor = SecretRedactor()
         return self.redactor.text(text)

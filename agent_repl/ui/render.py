@@ -34,9 +34,9 @@ from agent_repl.commands.results import (
 )
 from agent_repl.context.ids import ID_LENGTH
 from agent_repl.context.snip import SnippableMessage
-from agent_repl.core.models import cost_text
-from agent_repl.core.persisted_output import format_size
-from agent_repl.core.visible import show_controls
+from agent_repl.core.api.models import cost_text
+from agent_repl.core.model.visible import show_controls
+from agent_repl.core.tooling.persisted_output import format_size
 from agent_repl.ui.tool_render import one_line
 
 LEVEL_STYLE = {"info": "", "warning": "yellow", "error": "bold red"}
@@ -338,7 +338,7 @@ def render_snippable(items: list[SnippableMessage]) -> RenderableType:
 
 def prompt_line(text: str, width: int = 80) -> str:
     """A prompt's first non-blank line, made safe to show, cut to `width`."""
-    from agent_repl.core.visible import show_controls
+    from agent_repl.core.model.visible import show_controls
 
     line = next((line.strip() for line in text.splitlines() if line.strip()), "(empty)")
     line = show_controls(line, newlines=False)

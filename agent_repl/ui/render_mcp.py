@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agent_repl.commands.results import McpReport
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
 
 STATUS_STYLE = {"connected": "green", "failed": "bold red", "not started": "yellow", "closed": "dim", "pending": "dim"}
 

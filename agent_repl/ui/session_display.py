@@ -55,14 +55,14 @@ class SessionDisplay:
         self.show_todos(session)
 
     def show_todos(self, session: Session) -> None:
-        from agent_repl.core.todos import latest_todos
+        from agent_repl.core.model.todos import latest_todos
         from agent_repl.ui.session_info import pipeline_state
 
         rewound = pipeline_state(session).rewound
         self.todos.show(latest_todos(m for m in session.messages if m.uuid not in rewound))
 
     def show_mode(self, session: Session) -> None:
-        from agent_repl.core.permission_mode import MODE_LABELS
+        from agent_repl.core.permissions.mode import MODE_LABELS
 
         self.status.set_mode(MODE_LABELS[session.permission_mode])
 

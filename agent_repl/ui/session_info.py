@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agent_repl.core.messages import AssistantMessage, Message, Usage
+from agent_repl.core.model.messages import AssistantMessage, Message, Usage
 
 if TYPE_CHECKING:
     from agent_repl.context.state import PipelineState

@@ -22,8 +22,8 @@ from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
 
-from agent_repl.core.messages import AssistantMessage, Message, ToolUseBlock, UserMessage
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.messages import AssistantMessage, Message, ToolUseBlock, UserMessage
+from agent_repl.core.model.visible import show_controls
 
 HEADLINE_WIDTH = 90
 RESULT_PREVIEW_LINES = 30

@@ -18,10 +18,10 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agent_repl.core.diffs import patch_stats, structured_patch
-from agent_repl.core.todos import STATUS_MARKS, Todo, parse_todos
-from agent_repl.core.visible import show_controls
-from agent_repl.core.web_results import search_hits
+from agent_repl.core.model.todos import STATUS_MARKS, Todo, parse_todos
+from agent_repl.core.model.visible import show_controls
+from agent_repl.core.model.web_results import search_hits
+from agent_repl.core.tooling.diffs import patch_stats, structured_patch
 
 REMOVED_STYLE = "on #4b1d1d"
 ADDED_STYLE = "on #17391f"

@@ -16,7 +16,7 @@ from agent_repl.context.compact_prompt import continuation_message
 from agent_repl.context.estimate import estimate_request
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import CLEARED_TOOL_RESULT
-from agent_repl.core.messages import AssistantMessage, Message, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, Message, UserMessage
 from benchmarks.replay.peer_summary import (
     ask_for_summary,
     chars_over_four,

@@ -17,8 +17,8 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from agent_repl.core.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
-from agent_repl.core.persisted_output import is_persisted_preview
+from agent_repl.core.model.messages import AssistantMessage, TextBlock, ToolUseBlock, UserMessage
+from agent_repl.core.tooling.persisted_output import is_persisted_preview
 from agent_repl.transcript.loader import load_session
 from benchmarks.replay.trajectory import Step, ToolCall, Trajectory, Turn, UserText, make_turn
 

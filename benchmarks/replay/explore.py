@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agent_repl.core.tool import Tool, ToolContext
+from agent_repl.core.tooling.tool import Tool, ToolContext
 from benchmarks.replay.trajectory import Step, ToolCall, Trajectory, UserText, make_turn
 from tools import builtin_tools
 

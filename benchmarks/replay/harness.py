@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import TurnEnded
-from agent_repl.core.messages import UserMessage
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import TurnEnded
+from agent_repl.core.model.messages import UserMessage
 from agent_repl.emulator.models import ModelSpec, default_model_table
 from agent_repl.emulator.policies import PolicyRequest, Reply, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind

@@ -19,10 +19,10 @@ from agent_repl.context.fork import append_question
 from agent_repl.context.normalize import normalize_drafts
 from agent_repl.context.shrink import drop_oldest_rounds, prompt_too_long_gap
 from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
-from agent_repl.core.client import ModelResponse
-from agent_repl.core.messages import Message, SystemMessage, TextBlock, UserMessage
-from agent_repl.core.recovery import is_prompt_too_long
-from agent_repl.core.request import build_request
+from agent_repl.core.api.client import ModelResponse
+from agent_repl.core.api.failures import is_prompt_too_long
+from agent_repl.core.api.request import build_request
+from agent_repl.core.model.messages import Message, SystemMessage, TextBlock, UserMessage
 
 if TYPE_CHECKING:
     from agent_repl.session import Session

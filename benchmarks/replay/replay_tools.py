@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from agent_repl.core.tool import Tool, ToolContext, ToolOutput
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput
 from agent_repl.emulator.policies import ScriptPolicy
 from benchmarks.replay.timeline import SimClock
 from benchmarks.replay.trajectory import NO_OUTPUT_RECORDED, Trajectory

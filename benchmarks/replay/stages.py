@@ -13,7 +13,7 @@ from agent_repl.context.rounds import index_of
 from agent_repl.context.stage import Stage, StageOutcome
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import SUMMARY_RESERVE_TOKENS
-from agent_repl.core.messages import Message, UserMessage
+from agent_repl.core.model.messages import Message, UserMessage
 
 # Aider (aider/history.py): the head is cut so that about half of the budget is left.
 TRUNCATE_KEEP_FRACTION = 0.5

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from agent_repl.context.compact import CompactionOutcome, Trigger
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState
-from agent_repl.core.projection import Compact
-from agent_repl.core.request import place_message_breakpoints
+from agent_repl.core.api.request import place_message_breakpoints
+from agent_repl.core.loop.projection import Compact
 from benchmarks.replay.compactors import CodexCompactor, GeminiCompactor, OpenCodeCompactor
 from benchmarks.replay.stages import DropOldestRounds, ResultReplacements
 

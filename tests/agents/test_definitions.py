@@ -17,7 +17,7 @@ from agent_repl.agents.definitions import (
 from agent_repl.bootstrap import close_session
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands.results import AgentsReport
-from agent_repl.core.events import SystemMessageEvent, ToolResultEvent
+from agent_repl.core.model.events import SystemMessageEvent, ToolResultEvent
 
 from .support import bodies, emulator, run, session_on
 

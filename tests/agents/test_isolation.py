@@ -16,7 +16,7 @@ from typing import Any
 import rich
 
 from agent_repl.bootstrap import close_session
-from agent_repl.core.events import CompactionFinished
+from agent_repl.core.model.events import CompactionFinished
 from agent_repl.session import Session
 
 from .support import bodies, emulator, read_jsonl, run, session_on, wire_tool_ids

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.messages import UserMessage
+from agent_repl.core.model.messages import UserMessage
 from agent_repl.transcript.sidechain import subagent_histories
 from agent_repl.ui.history_view import HistoryView, ToolItem
 

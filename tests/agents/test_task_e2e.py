@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 from agent_repl.bootstrap import close_session
-from agent_repl.core.events import SubagentProgress, ToolResultEvent
-from agent_repl.core.messages import UserMessage
-from agent_repl.core.permissions import Decision
+from agent_repl.core.model.events import SubagentProgress, ToolResultEvent
+from agent_repl.core.model.messages import UserMessage
+from agent_repl.core.permissions.rules import Decision
 
 from .support import bodies, emulator, read_jsonl, run, session_on, wire_tool_ids
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.tool import ToolContext
+from agent_repl.core.tooling.tool import ToolContext
 from agent_repl.emulator.policies import ScriptPolicy
 from benchmarks.replay.convert_mini_swe import load_mini_swe
 from benchmarks.replay.harness import run_home, run_one

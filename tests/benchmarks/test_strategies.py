@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     TextBlock,

@@ -12,10 +12,10 @@ from agent_repl import print_command
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands.registry import Command, CommandRegistry
 from agent_repl.commands.results import CommandResult, HelpReport, TextOutput
-from agent_repl.core.client import ModelClient
-from agent_repl.core.messages import UserMessage
-from agent_repl.core.settings import Settings
-from agent_repl.core.transcript_sink import MemorySink
+from agent_repl.core.api.client import ModelClient
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.messages import UserMessage
+from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.print_mode import run_print_mode
 from agent_repl.session import Session
 from agent_repl.ui.render import render_result

@@ -12,10 +12,10 @@ from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
 from agent_repl.commands.builtin import parse_snip_range
 from agent_repl.commands.registry import parse_command_line
 from agent_repl.commands.results import CostReport, ExitRequest, HelpReport, SessionSwitched, TextOutput
-from agent_repl.core.client import ModelClient
-from agent_repl.core.messages import UserMessage
-from agent_repl.core.settings import Settings
-from agent_repl.core.transcript_sink import MemorySink
+from agent_repl.core.api.client import ModelClient
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.messages import UserMessage
+from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.session import Session
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands.results import TextOutput
-from agent_repl.core.client import ModelClient
-from agent_repl.core.settings import Settings
-from agent_repl.core.transcript_sink import MemorySink
+from agent_repl.core.api.client import ModelClient
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.session import Session
 
 

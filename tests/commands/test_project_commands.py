@@ -13,7 +13,7 @@ from agent_repl.commands.results import (
     StatusReport,
     TextOutput,
 )
-from agent_repl.core.permissions import PermissionRequest
+from agent_repl.core.permissions.rules import PermissionRequest
 
 from .test_commands import _session
 

@@ -8,8 +8,8 @@ that builds a history by hand stamps it here, from the view the pipeline project
 from __future__ import annotations
 
 from agent_repl.context.projector import Pipeline
-from agent_repl.core.messages import AssistantMessage, Message, wire_block
-from agent_repl.core.thinking_prefix import PrefixChain
+from agent_repl.core.api.thinking_prefix import PrefixChain
+from agent_repl.core.model.messages import AssistantMessage, Message, wire_block
 
 
 def stamp_as_sent(pipeline: Pipeline, history: list[Message]) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_repl.context.boundary import slice_after_compact_boundary
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,

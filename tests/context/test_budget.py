@@ -10,7 +10,7 @@ from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     ImageBlock,
     TextBlock,
@@ -18,7 +18,7 @@ from agent_repl.core.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from agent_repl.core.persisted_output import PERSISTED_OUTPUT_TAG
+from agent_repl.core.tooling.persisted_output import PERSISTED_OUTPUT_TAG
 from agent_repl.transcript.records import ContentReplacementRecord
 
 BUDGET = 1_000

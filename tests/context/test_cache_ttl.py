@@ -11,7 +11,8 @@ from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.cache_ttl import cache_marks, cold_after_minutes
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.api.request import CacheMarks, build_request
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     TextBlock,
@@ -20,7 +21,6 @@ from agent_repl.core.messages import (
     UserMessage,
     iso_timestamp,
 )
-from agent_repl.core.request import CacheMarks, build_request
 from agent_repl.emulator.engine import Engine
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import CallablePolicy, Reply

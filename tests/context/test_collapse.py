@@ -21,7 +21,7 @@ from agent_repl.context.resume import rebuild_state
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.snip import snip_safe_spans
 from agent_repl.context.state import PinnedCacheEdit, PipelineConfig, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     TextBlock,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_repl.context.collapse_summary import outcome_line, summarize_span, tool_call_line
 from agent_repl.context.state import CLEARED_TOOL_RESULT
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     ImageBlock,
     Message,

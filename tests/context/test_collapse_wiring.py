@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent_repl.bootstrap import build_pipeline
-from agent_repl.core.settings import SettingsError, load_settings
+from agent_repl.core.config.settings import SettingsError, load_settings
 from tools import builtin_tools
 
 

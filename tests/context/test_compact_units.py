@@ -18,7 +18,7 @@ from agent_repl.context.thresholds import (
     is_at_blocking_limit,
     should_autocompact,
 )
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,

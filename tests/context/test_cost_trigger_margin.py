@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from agent_repl.bootstrap import build_pipeline
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
 
 
 def test_a_settings_file_sets_the_cost_trigger_margin(tmp_path: Path):

@@ -11,8 +11,8 @@ from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineConfig, PipelineState
-from agent_repl.core.betas import CACHE_EDITING_BETA, CONTEXT_MANAGEMENT_BETA
-from agent_repl.core.messages import (
+from agent_repl.core.api.betas import CACHE_EDITING_BETA, CONTEXT_MANAGEMENT_BETA
+from agent_repl.core.model.messages import (
     AssistantMessage,
     TextBlock,
     ThinkingBlock,

@@ -1,5 +1,6 @@
 from agent_repl.context.normalize import INTERRUPTED_TOOL_RESULT, normalize_drafts
-from agent_repl.core.messages import (
+from agent_repl.core.api.request import build_request
+from agent_repl.core.model.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,
@@ -8,7 +9,6 @@ from agent_repl.core.messages import (
     ToolUseBlock,
     UserMessage,
 )
-from agent_repl.core.request import build_request
 
 
 def _wire(view, *, tag_ids=True):
@@ -143,7 +143,7 @@ def test_tool_references_stay_references_only_while_their_tool_is_deferred_in_th
     from agent_repl.context.ids import id_tag
     from agent_repl.context.projector import Pipeline
     from agent_repl.context.state import PipelineConfig, PipelineState
-    from agent_repl.core.messages import ToolReferenceBlock
+    from agent_repl.core.model.messages import ToolReferenceBlock
 
     found = "mcp__ledger__record_07"
     search = UserMessage(content=[ToolResultBlock(tool_use_id="s", content=[ToolReferenceBlock(tool_name=found)])])

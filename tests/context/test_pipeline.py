@@ -7,8 +7,8 @@ from agent_repl.context.blocking import BlockingLimit
 from agent_repl.context.pipeline import context_pipeline, flowchart
 from agent_repl.context.state import PipelineConfig, PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, blocking_limit
-from agent_repl.core.messages import AssistantMessage, TextBlock, UserMessage
-from agent_repl.core.projection import Block, Compact
+from agent_repl.core.loop.projection import Block, Compact
+from agent_repl.core.model.messages import AssistantMessage, TextBlock, UserMessage
 
 
 def state(**config: object) -> PipelineState:

@@ -12,7 +12,7 @@ from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     TextBlock,
     ToolResultBlock,

@@ -9,8 +9,8 @@ from pathlib import Path
 from agent_repl.bootstrap import build_pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineConfig, PipelineState
-from agent_repl.core.messages import AssistantMessage, TextBlock, UserMessage, iso_timestamp
-from agent_repl.core.settings import Settings
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.messages import AssistantMessage, TextBlock, UserMessage, iso_timestamp
 from agent_repl.transcript.loader import load_session
 
 from .test_microcompact import T0, history_with_results, make, results_in

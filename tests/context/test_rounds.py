@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from agent_repl.context.normalize import merge_into_wire
 from agent_repl.context.rounds import ConversationIndex, index_of
 from agent_repl.context.state import PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     SystemMessage,

@@ -12,7 +12,8 @@ from agent_repl.context.projector import Pipeline
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.server_clear import plan_batch
 from agent_repl.context.state import PipelineConfig, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.api.request import build_request
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     TextBlock,
@@ -21,7 +22,6 @@ from agent_repl.core.messages import (
     UserMessage,
     iso_timestamp,
 )
-from agent_repl.core.request import build_request
 from agent_repl.emulator.context_edits import CLEARED_RESULT_TEXT, CONTEXT_MANAGEMENT_BETA
 from agent_repl.emulator.engine import Engine, Prepared
 from agent_repl.emulator.models import default_model_table

@@ -18,8 +18,9 @@ from agent_repl.context.projector import Pipeline
 from agent_repl.context.session_memory import SessionMemory, extraction_thresholds, select_kept_tail
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, effective_window
-from agent_repl.core.client import ModelResponse
-from agent_repl.core.messages import (
+from agent_repl.core.api.client import ModelResponse
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -31,8 +32,7 @@ from agent_repl.core.messages import (
     UserMessage,
     new_uuid,
 )
-from agent_repl.core.settings import Settings
-from agent_repl.core.transcript_sink import MemorySink
+from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.session import Session
 from agent_repl.transcript.records import SessionMemoryRecord, SnipRecord
 

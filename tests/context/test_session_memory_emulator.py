@@ -15,8 +15,8 @@ from typing import Any
 import rich
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.events import TurnEnded
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.base import PolicyRequest, Reply
 from agent_repl.emulator.policies.summary import request_kind

@@ -11,7 +11,7 @@ from agent_repl.context.records import apply
 from agent_repl.context.resume import rebuild_state
 from agent_repl.context.snip import SnipError, SnipPlan, SnipStage, apply_snip, plan_snip
 from agent_repl.context.state import PinnedCacheEdit, PipelineConfig, PipelineState
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     SystemMessage,

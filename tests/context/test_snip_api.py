@@ -14,8 +14,8 @@ from agent_repl.context.snip import (
     snip_messages,
     snippable_messages,
 )
-from agent_repl.core.messages import Message
-from agent_repl.core.tool import ToolContext, ToolPorts
+from agent_repl.core.model.messages import Message
+from agent_repl.core.tooling.tool import ToolContext, ToolPorts
 from agent_repl.transcript.records import SnipRecord
 from tools.snip import Snip, SnipArgs
 

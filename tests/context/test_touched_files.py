@@ -6,7 +6,13 @@ import itertools
 from typing import Any
 
 from agent_repl.context.touched_files import paths_named, touched_files_reminder
-from agent_repl.core.messages import AssistantMessage, Message, ToolResultBlock, ToolUseBlock, UserMessage
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 
 _IDS = itertools.count()
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.diffs import FileChange
-from agent_repl.core.messages import ToolUseBlock
-from agent_repl.core.permission_mode import PLAN_MODE_REFUSAL, PermissionMode, next_mode, parse_mode
-from agent_repl.core.permissions import Answer, Decision, PermissionPolicy, PermissionRequest
-from agent_repl.core.tool_execution import ToolCallOutcome, ToolRuntime, execute_tool_calls
+from agent_repl.core.loop.tool_execution import ToolCallOutcome, ToolRuntime, execute_tool_calls
+from agent_repl.core.model.messages import ToolUseBlock
+from agent_repl.core.permissions.mode import PLAN_MODE_REFUSAL, PermissionMode, next_mode, parse_mode
+from agent_repl.core.permissions.rules import Answer, Decision, PermissionPolicy, PermissionRequest
+from agent_repl.core.tooling.diffs import FileChange
 from tools import builtin_tools
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_repl.core.betas import (
+from agent_repl.core.api.betas import (
     CACHE_EDITING_BETA,
     CONTEXT_MANAGEMENT_BETA,
     ON_DEMAND_COMPACTION_BETA,
@@ -58,7 +58,7 @@ def test_block_binding_names_its_beta_and_everything_comes_once() -> None:
 
 
 def test_the_updates_display_names_its_beta_and_the_ga_displays_none() -> None:
-    from agent_repl.core.betas import THINKING_DISPLAY_UPDATES_BETA
+    from agent_repl.core.api.betas import THINKING_DISPLAY_UPDATES_BETA
 
     updates = body([PROMPT], thinking={"type": "adaptive", "display": "updates"})
     assert request_betas(updates) == [THINKING_DISPLAY_UPDATES_BETA]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_repl.core.command_marks import command_marks, parse_hazards
+from agent_repl.core.permissions.command_marks import command_marks, parse_hazards
 
 
 def spans(command: str) -> list[tuple[str, str]]:

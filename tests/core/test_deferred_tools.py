@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from agent_repl.core.deferred_tools import (
+from agent_repl.core.api.deferred_tools import (
     DISCOVERED_KEY,
     boundary_loaded_tools,
     discovered_tools,
     should_defer,
 )
-from agent_repl.core.messages import SystemMessage, ToolReferenceBlock, ToolResultBlock, UserMessage
+from agent_repl.core.model.messages import SystemMessage, ToolReferenceBlock, ToolResultBlock, UserMessage
 
 
 def test_auto_defers_past_the_share_of_the_window_and_the_modes_override_it():

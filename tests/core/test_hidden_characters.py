@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_repl.core.hidden_characters import describe, flagged_characters
+from agent_repl.core.permissions.hidden_characters import describe, flagged_characters
 
 
 def found(text: str) -> list[tuple[str, str]]:

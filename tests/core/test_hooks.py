@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.hook_config import ConfiguredHook, HookMatcher, configured_hooks, matches
-from agent_repl.core.hook_io import HookOutput, HookRun, interpret, parse_output
-from agent_repl.core.hooks import HOOK_OUTPUT_LIMIT, HookRunner
-from agent_repl.core.redaction import SecretRedactor
-from agent_repl.core.settings import SettingsError, load_settings
+from agent_repl.core.config.hooks import ConfiguredHook, HookMatcher, configured_hooks, matches
+from agent_repl.core.config.settings import SettingsError, load_settings
+from agent_repl.core.hooks.io import HookOutput, HookRun, interpret, parse_output
+from agent_repl.core.hooks.runner import HOOK_OUTPUT_LIMIT, HookRunner
+from agent_repl.core.tooling.redaction import SecretRedactor
 
 PY = sys.executable
 SECRET = "sk-ant-api03-" + "s3cr3t" * 8

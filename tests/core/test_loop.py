@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core import loop
-from agent_repl.core.events import AgentEvent, ContextProjected, TextDelta, ThinkingDelta, TurnEnded
-from agent_repl.core.messages import AssistantMessage, UserMessage
+from agent_repl.core.loop import query as loop
+from agent_repl.core.model.events import AgentEvent, ContextProjected, TextDelta, ThinkingDelta, TurnEnded
+from agent_repl.core.model.messages import AssistantMessage, UserMessage
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 from tests.e2e.compaction_support import settings_for
@@ -288,7 +288,7 @@ async def test_an_interrupted_stream_keeps_what_was_shown(tmp_path):
 
 
 async def test_an_interrupted_retry_delay_ends_the_turn(tmp_path):
-    from agent_repl.core.events import RequestRetry
+    from agent_repl.core.model.events import RequestRetry
 
     events, session, _ = await play(
         [{"text": "Done."}], tmp_path, fault="stream_error", max_retries=0, on_event=interrupt_on(RequestRetry)
@@ -299,7 +299,7 @@ async def test_an_interrupted_retry_delay_ends_the_turn(tmp_path):
 
 
 async def test_interrupted_tool_calls_end_the_turn(tmp_path):
-    from agent_repl.core.events import ToolUseStarted
+    from agent_repl.core.model.events import ToolUseStarted
 
     steps = [{"tools": [{"name": "Bash", "input": {"command": "sleep 30"}}]}]
     events, session, _ = await play(steps, tmp_path, on_event=interrupt_on(ToolUseStarted))

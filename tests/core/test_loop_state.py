@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent_repl.core.events import AgentEvent, TextDelta
-from agent_repl.core.loop_state import End, Retry, Step, step
+from agent_repl.core.loop.state import End, Retry, Step, step
+from agent_repl.core.model.events import AgentEvent, TextDelta
 
 
 @step

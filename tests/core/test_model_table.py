@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent_repl.contract import known_model_info, table_models
-from agent_repl.core.messages import Usage
-from agent_repl.core.model_catalog import MAX_AGE, ModelCatalog, cache_file
-from agent_repl.core.models import add_cost, cost_text, cost_usd, model_info
-from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO, tokenizer_ratio
+from agent_repl.core.api.model_catalog import MAX_AGE, ModelCatalog, cache_file
+from agent_repl.core.api.models import add_cost, cost_text, cost_usd, model_info
+from agent_repl.core.model.messages import Usage
+from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO, tokenizer_ratio
 
 NOW = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest, Rule
+from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest, Rule
 
 
 def req(command: str) -> PermissionRequest:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.messages import ToolUseBlock
-from agent_repl.core.permission_mode import PermissionMode
-from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
-from agent_repl.core.protected_paths import is_protected, protected_reason
-from agent_repl.core.tool_execution import ToolCallOutcome, ToolRuntime, execute_tool_calls
+from agent_repl.core.loop.tool_execution import ToolCallOutcome, ToolRuntime, execute_tool_calls
+from agent_repl.core.model.messages import ToolUseBlock
+from agent_repl.core.permissions.mode import PermissionMode
+from agent_repl.core.permissions.protected_paths import is_protected, protected_reason
+from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest
 from tools import builtin_tools
 
 # Paths inside the project whose change would grant something or run code unasked.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from agent_repl.core.loop_request import for_fallback
-from agent_repl.core.models import model_info
+from agent_repl.core.api.models import model_info
+from agent_repl.core.loop.request import for_fallback
 
 CLEAR = {"edits": [{"type": "clear_thinking_20251015"}, {"type": "clear_tool_uses_20250919"}]}
 BODY = {

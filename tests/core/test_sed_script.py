@@ -2,7 +2,7 @@
 
 import pytest
 
-from agent_repl.core.sed_script import sed_effects
+from agent_repl.core.permissions.sed_script import sed_effects
 
 
 def kinds(script: str) -> list[tuple[str, str | None]]:

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agent_repl.core.settings import DEFAULT_MODEL, SettingsError, load_settings
+from agent_repl.core.config.settings import DEFAULT_MODEL, SettingsError, load_settings
 
 
 def write(path, data):

@@ -1,4 +1,4 @@
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
 
 
 def test_escape_sequences_become_visible_symbols():

@@ -10,9 +10,9 @@ from typing import Any
 import rich
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.events import AgentEvent
-from agent_repl.core.messages import utc_now
-from agent_repl.core.settings import Settings, load_settings
+from agent_repl.core.config.settings import Settings, load_settings
+from agent_repl.core.model.events import AgentEvent
+from agent_repl.core.model.messages import utc_now
 from agent_repl.emulator.server import EmulatorServer
 from agent_repl.session import Session
 

@@ -4,7 +4,7 @@ sent; the user reads why in a synthetic reply, and the turn ends with an error (
 from __future__ import annotations
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import AssistantMessageEvent, ErrorEvent, TurnEnded
+from agent_repl.core.model.events import AssistantMessageEvent, ErrorEvent, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 from tests.e2e.compaction_support import run, settings_for

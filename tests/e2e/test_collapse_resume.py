@@ -18,9 +18,9 @@ import pytest
 import rich
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.events import ErrorEvent
-from agent_repl.core.messages import Message, UserMessage
-from agent_repl.core.settings import DEFAULT_MODEL
+from agent_repl.core.config.settings import DEFAULT_MODEL
+from agent_repl.core.model.events import ErrorEvent
+from agent_repl.core.model.messages import Message, UserMessage
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer

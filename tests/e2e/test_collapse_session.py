@@ -13,9 +13,9 @@ from typing import Any
 import rich
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import ErrorEvent, TurnEnded
-from agent_repl.core.messages import AssistantMessage, SystemMessage, UserMessage
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import ErrorEvent, TurnEnded
+from agent_repl.core.model.messages import AssistantMessage, SystemMessage, UserMessage
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer

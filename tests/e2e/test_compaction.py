@@ -10,10 +10,10 @@ from typing import Any
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.context.compact import kept_tail_budget, undo_last_compaction
-from agent_repl.core.events import CompactionFinished, ErrorEvent, TurnEnded
-from agent_repl.core.loop_compact import compact_now
-from agent_repl.core.messages import SystemMessage, UserMessage
-from agent_repl.core.recovery import CONTINUE_NUDGE
+from agent_repl.core.api.failures import CONTINUE_NUDGE
+from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.model.events import CompactionFinished, ErrorEvent, TurnEnded
+from agent_repl.core.model.messages import SystemMessage, UserMessage
 from agent_repl.emulator.policies import CallablePolicy, Reply, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer

@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.events import CompactionFinished, ToolResultEvent, TurnEnded
-from agent_repl.core.loop_compact import compact_now
+from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.model.events import CompactionFinished, ToolResultEvent, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer

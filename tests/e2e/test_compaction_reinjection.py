@@ -8,10 +8,10 @@ from pathlib import Path
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.context.attachments import MAX_TOKENS_PER_FILE
-from agent_repl.core.loop_compact import compact_now
-from agent_repl.core.permission_mode import PermissionMode
-from agent_repl.core.permissions import Decision
-from agent_repl.core.todos import parse_todos, todo_reminder
+from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.model.todos import parse_todos, todo_reminder
+from agent_repl.core.permissions.mode import PermissionMode
+from agent_repl.core.permissions.rules import Decision
 from agent_repl.emulator.policies import CallablePolicy, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind, summary_reply
 from agent_repl.emulator.server import EmulatorServer

@@ -10,9 +10,9 @@ from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands.results import RewindChoices, RewindDone
 from agent_repl.context.rewind import BASH_NOT_TRACKED
-from agent_repl.core.events import ToolResultEvent
-from agent_repl.core.permissions import Decision, PermissionRequest
-from agent_repl.core.settings import Settings
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.events import ToolResultEvent
+from agent_repl.core.permissions.rules import Decision, PermissionRequest
 from agent_repl.transcript.loader import load_session
 from tools.edit import ambiguous_error, not_read_error, stale_error
 

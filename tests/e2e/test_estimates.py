@@ -8,8 +8,8 @@ from pathlib import Path
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.context.estimate import estimate_request
 from agent_repl.context.report import CATEGORIES, build_context_report
-from agent_repl.core.events import ContextProjected, TurnEnded
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import ContextProjected, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer

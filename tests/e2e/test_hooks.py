@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import LoopContinued, SystemMessageEvent, TurnEnded
-from agent_repl.core.loop_compact import compact_now
-from agent_repl.core.loop_hooks import MAX_STOP_HOOK_BLOCKS
+from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.loop.hooks import MAX_STOP_HOOK_BLOCKS
+from agent_repl.core.model.events import LoopContinued, SystemMessageEvent, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
-from agent_repl.core.events import SystemMessageEvent, TurnEnded
-from agent_repl.core.messages import UserMessage
-from agent_repl.core.permissions import Decision
+from agent_repl.core.model.events import SystemMessageEvent, TurnEnded
+from agent_repl.core.model.messages import UserMessage
+from agent_repl.core.permissions.rules import Decision
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from agent_repl.core.model_catalog import cache_file
+from agent_repl.core.api.model_catalog import cache_file
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
@@ -108,9 +108,9 @@ def test_a_table_model_keeps_its_price_and_takes_the_endpoints_window(emulator, 
 
 async def test_the_first_estimate_uses_the_models_tokenizer_family(tmp_path):
     from agent_repl.bootstrap import close_session, open_session
-    from agent_repl.core.events import TurnEnded
-    from agent_repl.core.settings import load_settings
-    from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO
+    from agent_repl.core.config.settings import load_settings
+    from agent_repl.core.model.events import TurnEnded
+    from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO
 
     prompt = (
         Path(__file__).resolve().parents[1] / "fixtures" / "tokenizer_samples" / "prose_markdown_docs.txt"

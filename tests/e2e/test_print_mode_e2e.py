@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from agent_repl.core.persisted_output import PERSISTED_OUTPUT_TAG
+from agent_repl.core.tooling.persisted_output import PERSISTED_OUTPUT_TAG
 
 from .conftest import agent_env, read_records, run_agent, strip_cache_control, transcript_files
 

@@ -20,8 +20,8 @@ import pytest
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.context.snip import snip_messages, snippable_messages
-from agent_repl.core.events import CompactionFinished, CompactionStarted, TurnEnded
-from agent_repl.core.loop_compact import compact_now
+from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.model.events import CompactionFinished, CompactionStarted, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer

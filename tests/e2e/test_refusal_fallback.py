@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent_repl.core.events import ContextProjected, ErrorEvent, SystemMessageEvent, TurnEnded
-from agent_repl.core.messages import AssistantMessage
+from agent_repl.core.model.events import ContextProjected, ErrorEvent, SystemMessageEvent, TurnEnded
+from agent_repl.core.model.messages import AssistantMessage
 
 from .conftest import agent_env, run_agent
 from .test_stop_reasons import bodies, ended, play

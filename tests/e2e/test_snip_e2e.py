@@ -10,8 +10,8 @@ from typing import Any
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.context.ids import short_id
 from agent_repl.context.snip import snip_messages
-from agent_repl.core.events import TurnEnded
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

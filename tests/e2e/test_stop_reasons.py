@@ -11,9 +11,9 @@ from typing import Any
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.commands.builtin import model_command
 from agent_repl.commands.registry import CommandContext
-from agent_repl.core.events import ErrorEvent, SystemMessageEvent, TurnEnded
-from agent_repl.core.messages import AssistantMessage, UserMessage
-from agent_repl.core.recovery import CONTINUE_NUDGE
+from agent_repl.core.api.failures import CONTINUE_NUDGE
+from agent_repl.core.model.events import ErrorEvent, SystemMessageEvent, TurnEnded
+from agent_repl.core.model.messages import AssistantMessage, UserMessage
 from agent_repl.emulator.models import (
     default_model_table,
     table_from_specs,

@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import LoopContinued, TokenBudgetProgress, TurnEnded
-from agent_repl.core.token_budget import parse_budget
+from agent_repl.core.loop.token_budget import parse_budget
+from agent_repl.core.model.events import LoopContinued, TokenBudgetProgress, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

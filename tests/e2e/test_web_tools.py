@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.events import TurnEnded
-from agent_repl.core.settings import Settings
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.events import TurnEnded
 from agent_repl.emulator.policies import CallablePolicy, Reply
 from agent_repl.emulator.server import EmulatorServer
 from agent_repl.emulator.server_tools import MAX_ITERATIONS

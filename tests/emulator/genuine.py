@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
+from agent_repl.core.model.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.blocks import content_blocks
 from agent_repl.emulator.signatures import thinking_signature
 from agent_repl.emulator.thinking_binding import BindingState, PrefixChain, system_digest, tools_digest

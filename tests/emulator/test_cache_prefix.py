@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
+from agent_repl.core.model.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.engine import Engine, Prepared
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import CallablePolicy, Reply

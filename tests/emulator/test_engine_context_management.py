@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
+from agent_repl.core.model.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.context_edits import CLEARED_RESULT_TEXT, CONTEXT_MANAGEMENT_BETA
 from agent_repl.emulator.engine import Engine, Prepared
 from agent_repl.emulator.models import default_model_table

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agent_repl.core.tokens import NEW_TOKENIZER_RATIO
+from agent_repl.core.model.tokens import NEW_TOKENIZER_RATIO
 from agent_repl.emulator.cache import CacheUsage
 from agent_repl.emulator.diagnostics import CACHE_DIAGNOSIS_BETA
 from agent_repl.emulator.engine import Completion, Engine, Prepared

@@ -6,8 +6,8 @@ import anthropic
 import pytest
 
 from agent_repl.contract import table_models
-from agent_repl.core.models import model_info
-from agent_repl.core.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO, cl100k_tokens
+from agent_repl.core.api.models import model_info
+from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO, NEW_TOKENIZER_RATIO, cl100k_tokens
 
 TEXT = "The quick brown fox jumps over the lazy dog, then reads the whole manual twice. " * 40
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_repl.bootstrap import open_session
-from agent_repl.core.events import AgentEvent
-from agent_repl.core.settings import Settings, load_settings
+from agent_repl.core.config.settings import Settings, load_settings
+from agent_repl.core.model.events import AgentEvent
 from agent_repl.emulator.server import EmulatorServer
 from agent_repl.session import Session
 

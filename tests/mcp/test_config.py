@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from agent_repl.core.mcp_config import McpHttpServer, McpStdioServer, mcp_tool_name, server_of_tool
-from agent_repl.core.settings import SettingsError, load_settings, trust_project
-from agent_repl.core.trust import WorkspaceTrust
+from agent_repl.core.config.settings import SettingsError, load_settings, trust_project
+from agent_repl.core.config.trust import WorkspaceTrust
+from agent_repl.core.model.mcp_config import McpHttpServer, McpStdioServer, mcp_tool_name, server_of_tool
 from agent_repl.mcp.config import (
     McpConfigError,
     configured_servers,

@@ -11,9 +11,9 @@ import json
 import anthropic
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.deferred_tools import DISCOVERED_KEY
-from agent_repl.core.events import ToolResultEvent
-from agent_repl.core.loop_compact import compact_now
+from agent_repl.core.api.deferred_tools import DISCOVERED_KEY
+from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.model.events import ToolResultEvent
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer

@@ -13,7 +13,7 @@ import sys
 from agent_repl.bootstrap import close_session
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands.results import McpReport
-from agent_repl.core.events import ErrorEvent, SystemMessageEvent, ToolResultEvent, TurnEnded
+from agent_repl.core.model.events import ErrorEvent, SystemMessageEvent, ToolResultEvent, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

@@ -13,9 +13,9 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from agent_repl.core.messages import DocumentBlock, ImageBlock, TextBlock
-from agent_repl.core.tool import ToolOutput
-from agent_repl.core.tool_execution import apply_size_limit
+from agent_repl.core.loop.tool_execution import apply_size_limit
+from agent_repl.core.model.messages import DocumentBlock, ImageBlock, TextBlock
+from agent_repl.core.tooling.tool import ToolOutput
 from agent_repl.mcp.tool import McpTool, tool_output
 
 PNG = "iVBORw0KGgo="

@@ -30,7 +30,7 @@ TOUCH = "touch runs and Bash(touch:*) denies it"
 HIDDEN = "the code that runs is hidden in text only expanded at run time: deny rules cannot see it"
 DYNAMIC = "the command name is only known at run time, so a denied command may hide there"
 PLAIN = "no denied command runs, and Bash allows the rest"
-# Under DENY, a write into a protected path (agent_repl.core.protected_paths) is asked even
+# Under DENY, a write into a protected path (agent_repl.core.permissions.protected_paths) is asked even
 # though `Bash` allows everything: no rule grants writes where other programs take commands from.
 PQ = Q
 UNSEEN = "shell code that is not in the line may hold a denied command"

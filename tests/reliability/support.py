@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agent_repl.core.messages import AssistantMessage, Message, UserMessage
-from agent_repl.core.persisted_output import PERSISTED_OUTPUT_TAG
+from agent_repl.core.model.messages import AssistantMessage, Message, UserMessage
+from agent_repl.core.tooling.persisted_output import PERSISTED_OUTPUT_TAG
 
 _SAVED_TO = re.compile(r"Full output saved to: (.+)")
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import AgentEvent, ErrorEvent, RequestRetry, ToolResultEvent, TurnEnded
-from agent_repl.core.settings import Settings, load_settings
+from agent_repl.core.config.settings import Settings, load_settings
+from agent_repl.core.model.events import AgentEvent, ErrorEvent, RequestRetry, ToolResultEvent, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 from agent_repl.print_mode import run_print_mode

@@ -141,7 +141,7 @@ def test_no_command_reaches_the_key_through_any_process_environment(project, tmp
 HANDOFF_PROBE = """
 import json, os, sys
 from pathlib import Path
-from agent_repl.core.credentials import HANDOFF_FD_VAR, take_credentials
+from agent_repl.core.permissions.credentials import HANDOFF_FD_VAR, take_credentials
 fd = os.environ.get(HANDOFF_FD_VAR)
 credentials = take_credentials(Path.cwd())
 try:

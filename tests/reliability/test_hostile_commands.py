@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
+from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest
 
 from .hostile_commands import ALLOW_RULES, ALWAYS_CASES, CASES, DENY_RULES
 

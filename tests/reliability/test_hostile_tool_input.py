@@ -21,10 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import ToolResultEvent, ToolUseStarted, TurnEnded
-from agent_repl.core.model_catalog import cache_file
-from agent_repl.core.persisted_output import tool_result_path
-from agent_repl.core.settings import load_settings
+from agent_repl.core.api.model_catalog import cache_file
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import ToolResultEvent, ToolUseStarted, TurnEnded
+from agent_repl.core.tooling.persisted_output import tool_result_path
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.base import PolicyRequest, Reply, text_block, tool_use_block
 from agent_repl.emulator.server import EmulatorServer

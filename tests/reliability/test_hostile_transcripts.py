@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,

@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.events import ToolResultEvent, TurnEnded
-from agent_repl.core.messages import UserMessage
-from agent_repl.core.settings import load_settings
-from agent_repl.core.tool import ToolContext
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import ToolResultEvent, TurnEnded
+from agent_repl.core.model.messages import UserMessage
+from agent_repl.core.tooling.tool import ToolContext
 from agent_repl.emulator.policies import CallablePolicy, Reply, ScriptPolicy
 from agent_repl.emulator.policies.base import text_block, tool_use_block
 from agent_repl.emulator.server import EmulatorServer
@@ -161,7 +161,7 @@ async def test_a_compaction_is_one_write_and_a_cut_one_keeps_the_earlier_context
         session = await open_session(settings, project)
         try:
             [e async for e in session.run_turn("remember the early topic: tangerines")]
-            from agent_repl.core.loop_compact import compact_now
+            from agent_repl.core.loop.compact import compact_now
 
             assert await compact_now(session, "manual").run_to_end() is True
         finally:
@@ -275,7 +275,7 @@ def test_a_background_process_with_its_own_output_keeps_running(tmp_path):
 CHILD_AGENT = """
 import asyncio, sys
 from pathlib import Path
-from agent_repl.core.tool import ToolContext
+from agent_repl.core.tooling.tool import ToolContext
 from tools.bash import Bash, BashArgs
 ctx = ToolContext(cwd=Path(sys.argv[1]), tool_results_dir=Path(sys.argv[1]) / "session" / "tool-results")
 asyncio.run(Bash().run(BashArgs(command=sys.argv[2]), ctx))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agent_repl.core.system_prompt import MAX_INSTRUCTION_FILE_CHARS, session_context
+from agent_repl.core.api.system_prompt import MAX_INSTRUCTION_FILE_CHARS, session_context
 
 SECRET = "aws_secret_access_key = opening-context-outside-secret"
 

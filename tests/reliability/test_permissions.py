@@ -22,8 +22,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from agent_repl.core.permissions import Decision, PermissionPolicy, PermissionRequest
-from agent_repl.core.settings import Settings, load_settings
+from agent_repl.core.config.settings import Settings, load_settings
+from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 
@@ -241,7 +241,7 @@ def test_a_prefix_rule_never_approves_another_command_a_substitution_or_an_outsi
 async def test_a_failing_approval_callback_denies_instead_of_hanging(marked_project, home):
     """A prompt that ends (EOF) or breaks while asking is a refusal; the turn goes on."""
     from agent_repl.bootstrap import close_session, open_session
-    from agent_repl.core.events import ToolResultEvent, TurnEnded
+    from agent_repl.core.model.events import ToolResultEvent, TurnEnded
 
     server = start_emulator([{"tools": bash_calls(risky_commands(marked_project)[:1])}, {"text": "OK."}])
 

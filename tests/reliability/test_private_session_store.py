@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
-from agent_repl.core.loop_compact import compact_now
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.loop.compact import compact_now
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.credentials import child_environment
-from agent_repl.core.events import ToolResultEvent
-from agent_repl.core.redaction import REDACTED, SECRET_SHAPES, SecretRedactor
-from agent_repl.core.settings import SettingsError, load_settings
+from agent_repl.core.config.settings import SettingsError, load_settings
+from agent_repl.core.model.events import ToolResultEvent
+from agent_repl.core.permissions.credentials import child_environment
+from agent_repl.core.tooling.redaction import REDACTED, SECRET_SHAPES, SecretRedactor
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
@@ -167,7 +167,7 @@ def test_ordinary_text_is_left_alone(text):
 
 
 def test_a_shape_split_across_file_chunks_is_still_redacted(tmp_path, monkeypatch):
-    import agent_repl.core.redaction as redaction
+    import agent_repl.core.tooling.redaction as redaction
 
     monkeypatch.setattr(redaction, "_CHUNK_BYTES", 7)
     monkeypatch.setattr(redaction, "_MAX_MATCH_CHARS", 200)

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.loop_compact import compact_now
-from agent_repl.core.permissions import Decision, PermissionRequest
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.permissions.rules import Decision, PermissionRequest
 from agent_repl.emulator.policies import CallablePolicy, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind, summary_reply
 from agent_repl.emulator.server import EmulatorServer

@@ -3,7 +3,7 @@
 `git_summary` (the main session's and every sub-agent's opening context) against a repository
 whose config names a command for every way git runs one by itself, against an environment and
 a home that try to re-enable them, and against a config that never finishes reading. Every git
-call the agent makes on its own behalf goes through `agent_repl.core.safe_git`.
+call the agent makes on its own behalf goes through `agent_repl.core.permissions.safe_git`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.safe_git import git_environment, run_git
-from agent_repl.core.system_prompt import git_summary, session_context
+from agent_repl.core.api.system_prompt import git_summary, session_context
+from agent_repl.core.permissions.safe_git import git_environment, run_git
 
 from .hostile_repo import git, init_repository, markers_in, plant_lazy_fetch, plant_traps
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.core.events import ToolResultEvent, TurnEnded
-from agent_repl.core.redaction import REDACTED, SecretRedactor, redact_file
-from agent_repl.core.settings import load_settings
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.model.events import ToolResultEvent, TurnEnded
+from agent_repl.core.tooling.redaction import REDACTED, SecretRedactor, redact_file
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 
@@ -101,7 +101,7 @@ async def test_the_api_key_never_reaches_a_file_and_session_files_are_private(pr
 
 
 def test_redacting_a_file_catches_a_key_split_across_chunks(tmp_path, monkeypatch):
-    import agent_repl.core.redaction as redaction
+    import agent_repl.core.tooling.redaction as redaction
 
     monkeypatch.setattr(redaction, "_CHUNK_BYTES", 16)
     path = tmp_path / "out.txt"

@@ -18,8 +18,8 @@ import pytest
 
 from agent_repl.bootstrap import held_back_grants
 from agent_repl.commands.allow_rules import persist_allow_rule
-from agent_repl.core.settings import load_settings, trust_project
-from agent_repl.core.trust import TRUST_FILE, WorkspaceTrust, grant_files
+from agent_repl.core.config.settings import load_settings, trust_project
+from agent_repl.core.config.trust import TRUST_FILE, WorkspaceTrust, grant_files
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from agent_repl.core.settings import DEFAULT_MODEL, load_settings, trust_project
+from agent_repl.core.config.settings import DEFAULT_MODEL, load_settings, trust_project
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 
@@ -119,8 +119,8 @@ def test_print_mode_ignores_it_all_with_one_warning_line_and_reports_the_refusal
 
 
 def test_skipping_permissions_is_not_trust_the_folders_hooks_and_servers_stay_held_back(tmp_path: Path) -> None:
-    from agent_repl.core.hook_config import held_back_hooks
-    from agent_repl.core.settings import load_settings
+    from agent_repl.core.config.hooks import held_back_hooks
+    from agent_repl.core.config.settings import load_settings
     from agent_repl.mcp.config import held_back_servers
 
     home, project = tmp_path / "home", tmp_path / "project"

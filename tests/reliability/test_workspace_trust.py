@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from agent_repl.core.settings import load_settings
-from agent_repl.core.trust import TRUST_FILE, WorkspaceTrust
+from agent_repl.core.config.settings import load_settings
+from agent_repl.core.config.trust import TRUST_FILE, WorkspaceTrust
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 

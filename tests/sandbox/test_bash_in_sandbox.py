@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from agent_repl.core.tool import ToolContext, ToolOutput
+from agent_repl.core.tooling.tool import ToolContext, ToolOutput
 from tools.bash import Bash, BashArgs
 
 from .conftest import Layout, make_sandbox, needs_landlock

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from agent_repl.core.config.settings import SettingsError, load_settings
 from agent_repl.core.sandbox import SandboxPolicy, SandboxSettings, detect
 from agent_repl.core.sandbox.outcome import explain, sandbox_refusals
 from agent_repl.core.sandbox.policy import readable_grants
 from agent_repl.core.sandbox.seatbelt import profile
-from agent_repl.core.settings import SettingsError, load_settings
 
 from .conftest import Layout
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.tool import ToolContext
+from agent_repl.core.tooling.tool import ToolContext
 
 
 @pytest.fixture

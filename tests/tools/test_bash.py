@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.persisted_output import is_persisted_preview
-from agent_repl.core.tool import ToolContext, ToolOutput
+from agent_repl.core.tooling.persisted_output import is_persisted_preview
+from agent_repl.core.tooling.tool import ToolContext, ToolOutput
 from tools.bash import Bash, BashArgs
 
 

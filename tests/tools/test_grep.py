@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.tool import ToolContext, ToolOutput
+from agent_repl.core.tooling.tool import ToolContext, ToolOutput
 from tools.grep import Grep, GrepArgs, find_rg
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.messages import ImageBlock
-from agent_repl.core.tool import ToolContext, ToolOutput
+from agent_repl.core.model.messages import ImageBlock
+from agent_repl.core.tooling.tool import ToolContext, ToolOutput
 from tools.read import MAX_LINE_CHARS, Read, ReadArgs
 
 # 1x1 transparent PNG.
@@ -189,7 +189,7 @@ async def test_non_utf8_text_is_replaced_not_crashing(ctx: ToolContext) -> None:
 
 
 async def test_reads_a_persisted_tool_result(ctx: ToolContext, tmp_path: Path) -> None:
-    from agent_repl.core.persisted_output import persist_text
+    from agent_repl.core.tooling.persisted_output import persist_text
 
     persisted = persist_text("\n".join(str(i) for i in range(10_000)), "toolu_x", ctx.tool_results_dir)
     out = await read(ctx, file_path=str(persisted.path), offset=9_999, limit=2)

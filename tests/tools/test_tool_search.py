@@ -6,9 +6,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from agent_repl.core.messages import ToolReferenceBlock
-from agent_repl.core.request import build_request, tool_definitions
-from agent_repl.core.tool import Tool
+from agent_repl.core.api.request import build_request, tool_definitions
+from agent_repl.core.model.messages import ToolReferenceBlock
+from agent_repl.core.tooling.tool import Tool
 from tools.tool_search import ToolSearch, ToolSearchArgs
 
 

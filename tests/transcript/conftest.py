@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     DocumentBlock,
     ImageBlock,

@@ -4,7 +4,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-from agent_repl.core.messages import AssistantMessage, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, UserMessage
 from agent_repl.transcript.loader import load_session
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "transcripts"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from agent_repl.core.messages import TextBlock, ToolResultBlock, UserMessage
+from agent_repl.core.model.messages import TextBlock, ToolResultBlock, UserMessage
 from agent_repl.transcript.fork_files import (
     copy_session_files,
     point_to_copies,

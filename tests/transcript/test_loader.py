@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from agent_repl.core.messages import AssistantMessage, SystemMessage, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, SystemMessage, UserMessage
 from agent_repl.transcript.loader import load_session
 from agent_repl.transcript.records import ContentReplacementRecord
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.messages import AssistantMessage, SystemMessage, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, SystemMessage, UserMessage
 from agent_repl.transcript.loader import load_session
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -3,7 +3,7 @@ from typing import Literal
 
 import pytest
 
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,

@@ -2,7 +2,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent_repl.core.messages import AssistantMessage, TextBlock, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, TextBlock, UserMessage
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.records import SessionMetaRecord
 from agent_repl.transcript.sessions import list_sessions, scan_session

@@ -5,8 +5,14 @@ from pathlib import Path
 import pytest
 
 import agent_repl
-from agent_repl.core.messages import AssistantMessage, SystemMessage, TextBlock, ToolResultBlock, UserMessage
-from agent_repl.core.persisted_output import ensure_private_dir
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    SystemMessage,
+    TextBlock,
+    ToolResultBlock,
+    UserMessage,
+)
+from agent_repl.core.tooling.persisted_output import ensure_private_dir
 from agent_repl.transcript.loader import load_session
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.records import SideRecord

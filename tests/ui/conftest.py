@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from agent_repl.bootstrap import build_pipeline
-from agent_repl.core.client import ModelClient
-from agent_repl.core.messages import Message
-from agent_repl.core.settings import Settings
-from agent_repl.core.transcript_sink import MemorySink
+from agent_repl.core.api.client import ModelClient
+from agent_repl.core.config.settings import Settings
+from agent_repl.core.model.messages import Message
+from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 from agent_repl.session import Session

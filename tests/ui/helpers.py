@@ -7,7 +7,7 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from agent_repl.core.messages import (
+from agent_repl.core.model.messages import (
     AssistantMessage,
     SystemMessage,
     TextBlock,

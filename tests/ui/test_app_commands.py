@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_repl.core.messages import Usage
+from agent_repl.core.model.messages import Usage
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.pickers import ResumePicker, SnipPicker
 from agent_repl.ui.screens.viewer import OutputViewer

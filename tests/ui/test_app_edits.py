@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent_repl.core.permission_mode import PermissionMode
+from agent_repl.core.permissions.mode import PermissionMode
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.edit_permission import EditPermissionScreen, PlanApprovalScreen
 from agent_repl.ui.tool_render import headline

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from agent_repl.core.permissions import Decision
-from agent_repl.core.trust import WorkspaceTrust
+from agent_repl.core.config.trust import WorkspaceTrust
+from agent_repl.core.permissions.rules import Decision
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.permission import PermissionScreen
 from agent_repl.ui.widgets.messages import AssistantMessageView, NoticeView, ThinkingView, UserMessageView

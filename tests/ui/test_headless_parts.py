@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent_repl.core.messages import SystemMessage
+from agent_repl.core.model.messages import SystemMessage
 from agent_repl.ui.completion import complete
 from agent_repl.ui.history_view import AssistantItem, CompactItem, HistoryView, NoticeItem, ToolItem, UserItem
 from agent_repl.ui.prompt_history import PromptHistory

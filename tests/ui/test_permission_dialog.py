@@ -8,7 +8,7 @@ import base64
 
 from textual.widgets import Static
 
-from agent_repl.core.permissions import Decision, PermissionRequest
+from agent_repl.core.permissions.rules import Decision, PermissionRequest
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.permission import CommandPreview, CommandViewer, PermissionScreen
 
@@ -106,7 +106,7 @@ async def test_v_shows_the_whole_command_and_comes_back_to_the_question(project,
 
 
 def test_an_edit_prompt_shows_a_hidden_character_in_the_path():
-    from agent_repl.core.diffs import FileChange
+    from agent_repl.core.tooling.diffs import FileChange
     from agent_repl.ui.screens.edit_permission import edit_title
 
     change = FileChange("/p/.git\u200b/config", ".git\u200b/config", "a\n", "b\n", [])

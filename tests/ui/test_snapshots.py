@@ -6,7 +6,7 @@ look at the report before committing the new SVGs.
 
 from __future__ import annotations
 
-from agent_repl.core.events import (
+from agent_repl.core.model.events import (
     AssistantMessageEvent,
     ContextProjected,
     TextDelta,
@@ -16,8 +16,8 @@ from agent_repl.core.events import (
     TurnStarted,
     UsageEvent,
 )
-from agent_repl.core.messages import Usage
-from agent_repl.core.permissions import PermissionRequest
+from agent_repl.core.model.messages import Usage
+from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.permission import PermissionScreen
 from agent_repl.ui.screens.pickers import SnipPicker
@@ -143,7 +143,7 @@ def _context_report():
     """A fixed report: the snapshot is about how /context looks, not about today's tool descriptions
     (`test_app_commands` runs the real command)."""
     from agent_repl.context.report import ContextItem, ContextReport
-    from agent_repl.core.projection import StageReport
+    from agent_repl.core.loop.projection import StageReport
 
     categories = {
         "System prompt": 1_900,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_repl.core.messages import UserMessage
+from agent_repl.core.model.messages import UserMessage
 from agent_repl.transcript.loader import load_session
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.history_view import HistoryView, NoticeItem, UserItem, task_notice

@@ -3,8 +3,8 @@ finished thought takes that place, and a thought cut short by an interruption le
 
 from __future__ import annotations
 
-from agent_repl.core.events import AssistantMessageEvent, ThinkingDelta, TurnEnded
-from agent_repl.core.messages import AssistantMessage, ThinkingBlock, Usage
+from agent_repl.core.model.events import AssistantMessageEvent, ThinkingDelta, TurnEnded
+from agent_repl.core.model.messages import AssistantMessage, ThinkingBlock, Usage
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.widgets.messages import StreamingThinkingView, ThinkingView
 

@@ -8,7 +8,7 @@ import base64
 import json
 from pathlib import Path
 
-from agent_repl.core.permissions import PermissionPolicy, PermissionRequest
+from agent_repl.core.permissions.rules import PermissionPolicy, PermissionRequest
 
 from .tmux import TmuxBed, unwrapped
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_repl.core.trust import WorkspaceTrust
+from agent_repl.core.config.trust import WorkspaceTrust
 
 from .test_tmux_e2e import _start, _type, _wait_for_text
 from .tmux import unwrapped

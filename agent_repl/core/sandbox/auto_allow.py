@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import os
 
-from agent_repl.core.bash_rules import CommandPattern, Place, all_invocations, allow_problem, parse_command
+from agent_repl.core.permissions.bash_rules import (
+    CommandPattern,
+    Place,
+    all_invocations,
+    allow_problem,
+    parse_command,
+)
 
 # Commands (and subcommands) whose work is the network: asked, since the sandbox would refuse them.
 NETWORK_COMMANDS = {"curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "telnet", "ftp",

@@ -16,10 +16,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent_repl.core.diffs import FileChange
-from agent_repl.core.permission_mode import PlanProposal
-from agent_repl.core.permissions import Answer, Decision, PermissionRequest
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
+from agent_repl.core.permissions.mode import PlanProposal
+from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest
+from agent_repl.core.tooling.diffs import FileChange
 from agent_repl.ui.command_view import visible_text
 from agent_repl.ui.screens.option_picker import focus_options_once_mounted
 from agent_repl.ui.tool_views import diff_summary, render_hunks

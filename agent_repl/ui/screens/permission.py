@@ -18,10 +18,10 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent_repl.core.diffs import FileChange
-from agent_repl.core.permission_mode import PlanProposal
-from agent_repl.core.permissions import Answer, Decision, PermissionRequest, as_answer
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
+from agent_repl.core.permissions.mode import PlanProposal
+from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest, as_answer
+from agent_repl.core.tooling.diffs import FileChange
 from agent_repl.ui.command_view import (
     MAX_NOTES,
     CommandView,

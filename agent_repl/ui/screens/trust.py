@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from agent_repl.core.trust import trust_question
+from agent_repl.core.config.trust import trust_question
 from agent_repl.ui.screens.permission import CommandPreview, CommandViewer
 
 # Rows of the dialog besides the question and the options: border and padding (4), the title, the options' margin.

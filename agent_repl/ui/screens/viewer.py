@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Log, Static
 
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
 
 # A bigger file is shown up to here, with a note; the file itself is untouched.
 MAX_VIEW_BYTES = 16 * 1024 * 1024

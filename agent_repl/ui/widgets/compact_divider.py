@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markdown import Markdown
 from textual.widgets import Collapsible, Static
 
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
 from agent_repl.ui.history_view import CompactItem
 
 

@@ -17,7 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
 from agent_repl.ui.history_view import (
     AssistantItem,
     CommandItem,
@@ -44,8 +44,8 @@ from agent_repl.ui.widgets.messages import (
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
-    from agent_repl.core.events import AgentEvent, AssistantMessageEvent, ToolResultEvent
-    from agent_repl.core.messages import Message
+    from agent_repl.core.model.events import AgentEvent, AssistantMessageEvent, ToolResultEvent
+    from agent_repl.core.model.messages import Message
 
 # The widget of one history item: each shows a mark (snipped, collapsed, rewound).
 ItemWidget = (
@@ -190,7 +190,7 @@ class Conversation(VerticalScroll):
 
     async def apply(self, event: AgentEvent, history: list[Message]) -> None:
         """Show one event of the running turn."""
-        from agent_repl.core.events import (
+        from agent_repl.core.model.events import (
             AssistantMessageEvent,
             RequestRetry,
             SubagentProgress,

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import Markdown, Static
 
-from agent_repl.core.visible import show_controls
+from agent_repl.core.model.visible import show_controls
 from agent_repl.ui.history_view import (
     THINKING_COLLAPSED_LINES,
     AssistantItem,

@@ -11,10 +11,10 @@ from rich.text import Text
 from textual.widgets import Static
 
 from agent_repl.context.thresholds import autocompact_threshold
-from agent_repl.core.models import cost_text
+from agent_repl.core.api.models import cost_text
 
 if TYPE_CHECKING:
-    from agent_repl.core.events import AgentEvent
+    from agent_repl.core.model.events import AgentEvent
 
 BAR_WIDTH = 16
 SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -92,7 +92,12 @@ class StatusLine(Static):
         self.refresh_line()
 
     def apply(self, event: AgentEvent, *, cost_usd: float | None) -> None:
-        from agent_repl.core.events import ContextProjected, TokenBudgetProgress, TurnStarted, UsageEvent
+        from agent_repl.core.model.events import (
+            ContextProjected,
+            TokenBudgetProgress,
+            TurnStarted,
+            UsageEvent,
+        )
 
         match event:
             case ContextProjected(estimated_tokens=tokens):
@@ -174,7 +179,7 @@ class WorkingIndicator(Static):
         self.display = False
 
     def apply(self, event: AgentEvent) -> None:
-        from agent_repl.core.events import (
+        from agent_repl.core.model.events import (
             CompactionFinished,
             CompactionStarted,
             TextDelta,

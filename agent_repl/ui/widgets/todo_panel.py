@@ -10,7 +10,7 @@ from textual.widgets import Static
 from agent_repl.ui.tool_views import render_checklist
 
 if TYPE_CHECKING:
-    from agent_repl.core.todos import Todo
+    from agent_repl.core.model.todos import Todo
 
 
 class TodoPanel(Static):

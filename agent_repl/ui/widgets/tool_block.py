@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import Collapsible, Static
 
-from agent_repl.core.messages import AssistantMessage, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, UserMessage
 from agent_repl.ui import tool_render
 from agent_repl.ui.history_view import ToolItem
 

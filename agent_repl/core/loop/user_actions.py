@@ -1,0 +1,119 @@
+"""What the user does through the tools directly, as in Claude Code: `@path` attaches a file (or a
+directory listing) to the prompt, and `!command` runs a shell command through the Bash tool.
+
+Both go through the same executor as the model's calls (its limits, persisted outputs, redaction
+and deny rules); only the question is skipped, since the user typed the call. What they produce
+enters the history, so the model sees it on the next request.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent_repl.core.loop.tool_execution import ToolCallOutcome, execute_tool_calls
+from agent_repl.core.model.events import AgentEvent, SystemMessageEvent, TurnEnded, TurnStarted
+from agent_repl.core.model.messages import Message, SystemMessage, ToolUseBlock, Usage, UserMessage
+from agent_repl.core.permissions.rules import Decision, PermissionRequest
+
+if TYPE_CHECKING:
+    from agent_repl.core.loop.turn_session import TurnSession
+
+# `@path` at the start or after whitespace; `@"a path with spaces"` too.
+_MENTION = re.compile(r'(?:^|(?<=\s))@("[^"\n]+"|[^\s"]+)')
+MAX_MENTIONS = 10
+MAX_LISTING = 200
+
+
+async def _user_approved(request: PermissionRequest) -> Decision:
+    return Decision.ALLOW_ONCE
+
+
+async def run_user_tool(session: TurnSession, name: str, tool_input: dict[str, Any]) -> ToolCallOutcome | None:
+    """Run one tool call the user asked for, the way the model's calls run."""
+    runtime = session.tool_runtime(_user_approved)
+    call = ToolUseBlock(id=f"toolu_user_{uuid.uuid4().hex[:20]}", name=name, input=tool_input)
+    async for item in execute_tool_calls(runtime, [call], session.cancelled):
+        if isinstance(item, ToolCallOutcome):
+            return item
+    return None
+
+
+def mentioned_paths(text: str, cwd: Path) -> list[Path]:
+    """The existing files and directories a prompt mentions with `@`, in order, each once."""
+    found: list[Path] = []
+    for match in _MENTION.finditer(text):
+        word = match.group(1).strip('"').rstrip(",.;:!?)")
+        path = Path(word).expanduser()
+        path = path if path.is_absolute() else cwd / path
+        if word and path.exists() and path not in found:
+            found.append(path)
+        if len(found) >= MAX_MENTIONS:
+            break
+    return found
+
+
+def _listing(path: Path) -> str:
+    entries = sorted(path.iterdir(), key=lambda p: (not p.is_dir(), p.name))
+    names = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LISTING]]
+    more = f"\n… and {len(entries) - MAX_LISTING} more" if len(entries) > MAX_LISTING else ""
+    return "\n".join(names) + more
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+async def mention_messages(session: TurnSession, prompt: str) -> list[Message]:
+    """For each `@path`: a meta message with the file (read by the Read tool) or the directory's
+    listing, and a notice for the screen."""
+    messages: list[Message] = []
+    for path in mentioned_paths(prompt, session.cwd):
+        shown = _shown(path, session.cwd)
+        if path.is_dir():
+            try:
+                body, note = _listing(path), f"listed @{shown}/"
+            except OSError as exc:
+                body, note = f"(cannot list it: {exc.strerror or exc})", f"could not list @{shown}"
+        else:
+            outcome = await run_user_tool(session, "Read", {"file_path": str(path)})
+            if outcome is None:
+                continue
+            content = outcome.output.content
+            body = content if isinstance(content, str) else "(not text)"
+            note = f"attached @{shown}: {outcome.output.summary or 'read'}"
+        kind = "directory" if path.is_dir() else "file"
+        messages.append(
+            UserMessage(
+                content=f"<system-reminder>\nThe user mentioned the {kind} @{shown} ({path}). Its contents:\n\n"
+                f"{body}\n</system-reminder>",
+                is_meta=True,
+            )
+        )
+        messages.append(SystemMessage(subtype="informational", content=note))
+    return messages
+
+
+async def run_shell_command(session: TurnSession, command: str) -> AsyncIterator[AgentEvent]:
+    """`!command`: run it through Bash, show it, and keep it and its output in the conversation
+    (as Claude Code's `<bash-input>` / `<bash-stdout>` records)."""
+    session.cancelled.clear()
+    await session.ensure_started()
+    asked = await session.append(UserMessage(content=f"<bash-input>{command}</bash-input>"))
+    yield TurnStarted(prompt=f"!{command}", message=asked)
+    outcome = await run_user_tool(session, "Bash", {"command": command})
+    if outcome is None:
+        notice = await session.append(SystemMessage(subtype="informational", content="the command did not run"))
+        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+    else:
+        content = outcome.output.content
+        output = content if isinstance(content, str) else ""
+        tag = "bash-stderr" if outcome.output.is_error else "bash-stdout"
+        await session.append(UserMessage(content=f"<{tag}>{output}</{tag}>"))
+    yield TurnEnded(reason="completed", num_requests=0, usage=Usage())
