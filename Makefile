@@ -8,6 +8,9 @@ PIP := $(PY) -m pip install --quiet --disable-pip-version-check
 RUN_STAMP := $(VENV)/.run-stamp
 DEV_STAMP := $(VENV)/.dev-stamp
 
+# The suite runs on up to two processes (never more than the machine has cores), whole files per
+# process, so a file's fixtures and its tmux server stay together. `make test JOBS=1`: one process.
+JOBS ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 2 ] && n=2; echo $$n)
 UNIT_DIRS := tests/core tests/context tests/tools tests/commands tests/transcript tests/test_import_cycles.py tests/test_import_hygiene.py
 
 .PHONY: run test test-fast lint clean
@@ -29,7 +32,7 @@ run: $(RUN_STAMP)
 
 # Tiers: -m unit, -m e2e, -m tmux, -m slow (tests/conftest.py sets them by folder).
 test: $(DEV_STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(JOBS) --dist loadfile $(PYTEST_ARGS)
 
 # The unit folders without the slow fuzzing: the check to run while working.
 test-fast: $(DEV_STAMP)
