@@ -45,6 +45,8 @@ from agent_repl.core.tooling.tool import Tool
 from agent_repl.mcp.config import held_back_servers, project_servers_trusted
 from agent_repl.mcp.manager import McpManager
 from agent_repl.session import Session
+from agent_repl.tools import builtin_tools
+from agent_repl.tools.tool_search import ToolSearch
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.fork_files import (
     copy_session_files,
@@ -59,8 +61,6 @@ from agent_repl.transcript.records import SideRecord
 from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
 from agent_repl.transcript.sidechain import copy_subagents
 from agent_repl.transcript.writer import TranscriptWriter
-from tools import builtin_tools
-from tools.tool_search import ToolSearch
 
 
 class ResumeError(Exception):

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from agent_repl.core.sandbox import Sandbox, SandboxPolicy, SandboxSettings, detect  # noqa: E402
 from agent_repl.core.tooling.tool import ToolContext  # noqa: E402
-from tools.bash import Bash, BashArgs  # noqa: E402
+from agent_repl.tools.bash import Bash, BashArgs  # noqa: E402
 
 
 async def timed(tool: Bash, ctx: ToolContext, args: BashArgs) -> float:

@@ -7,15 +7,16 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("agent_repl", "tools")
+# The repository's `tools/` folder is the package `agent_repl.tools` (agent_repl/tools links to it).
+PACKAGES = {"agent_repl": "agent_repl", "tools": "agent_repl.tools"}
 
 
 def module_files() -> dict[str, Path]:
     """Every module of the packages by dotted name (a package by its own name)."""
     found: dict[str, Path] = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = [package, *path.relative_to(ROOT / folder).with_suffix("").parts]
             if parts[-1] == "__init__":
                 parts.pop()
             found[".".join(parts)] = path
@@ -103,7 +104,9 @@ def test_the_graph_sees_lazy_type_only_and_relative_imports():
         "    return helper\n"
     )
     assert imported_modules("p.f", source, known) == {"p.a", "p.b", "p.c", "p.d", "p.e"}
-    assert "agent_repl.core.model.messages" in import_graph()["agent_repl.transcript.convert"]
+    graph = import_graph()
+    assert "agent_repl.core.model.messages" in graph["agent_repl.transcript.convert"]
+    assert "agent_repl.tools._common" in graph["agent_repl.tools.bash"]
 
 
 def test_cycle_finder_finds_a_cycle():
@@ -120,7 +123,7 @@ def test_no_import_cycles():
 
 
 # What the session composes takes it through protocols (core's TurnSession, context's ContextSession).
-COMPOSED = ("agent_repl.core", "agent_repl.context", "agent_repl.transcript", "agent_repl.mcp", "tools")
+COMPOSED = ("agent_repl.core", "agent_repl.context", "agent_repl.transcript", "agent_repl.mcp", "agent_repl.tools")
 
 
 def test_what_the_session_composes_never_imports_it():

@@ -20,7 +20,7 @@ HEADLESS = [
     "agent_repl.emulator.server",
     "agent_repl.mcp.manager",
     "agent_repl.agents.runner",
-    "tools",
+    "agent_repl.tools",
 ]
 
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from agent_repl.core.tooling.tool import Tool
-from tools.bash import Bash, BashArgs
-from tools.edit import Edit, EditArgs
-from tools.exit_plan_mode import ExitPlanMode, ExitPlanModeArgs
-from tools.glob import Glob, GlobArgs
-from tools.grep import Grep, GrepArgs
-from tools.read import Read, ReadArgs
-from tools.snip import Snip, SnipArgs
-from tools.todo_write import TodoWrite, TodoWriteArgs
-from tools.write import Write, WriteArgs
+from agent_repl.tools.bash import Bash, BashArgs
+from agent_repl.tools.edit import Edit, EditArgs
+from agent_repl.tools.exit_plan_mode import ExitPlanMode, ExitPlanModeArgs
+from agent_repl.tools.glob import Glob, GlobArgs
+from agent_repl.tools.grep import Grep, GrepArgs
+from agent_repl.tools.read import Read, ReadArgs
+from agent_repl.tools.snip import Snip, SnipArgs
+from agent_repl.tools.todo_write import TodoWrite, TodoWriteArgs
+from agent_repl.tools.write import Write, WriteArgs
 
 __all__ = [
     "Bash",

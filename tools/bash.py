@@ -21,8 +21,8 @@ from agent_repl.core.sandbox.outcome import explain
 from agent_repl.core.tooling.persisted_output import ensure_private_dir, persist_file
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs, current_cwd, notify
-from tools._output_pipe import OutputPipe
+from agent_repl.tools._common import ToolArgs, current_cwd, notify
+from agent_repl.tools._output_pipe import OutputPipe
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

@@ -14,8 +14,8 @@ from agent_repl.core.permissions.protected_paths import protected_reason
 from agent_repl.core.tooling.diffs import FileChange, patch_stats, structured_patch
 from agent_repl.core.tooling.file_state import Freshness, ReadLedger
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs, current_cwd, display_path
-from tools._files import FileError, TextFile, load_text, numbered_snippet, write_atomic
+from agent_repl.tools._common import ToolArgs, current_cwd, display_path
+from agent_repl.tools._files import FileError, TextFile, load_text, numbered_snippet, write_atomic
 
 
 class EditArgs(ToolArgs):

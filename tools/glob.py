@@ -16,9 +16,9 @@ from pydantic import BaseModel, Field
 
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs, current_cwd, display_path, resolve_path
-from tools._gitignore import IgnoreChain, extend_chain, initial_chain, is_ignored
-from tools._globpattern import CompiledGlob, compile_glob
+from agent_repl.tools._common import ToolArgs, current_cwd, display_path, resolve_path
+from agent_repl.tools._gitignore import IgnoreChain, extend_chain, initial_chain, is_ignored
+from agent_repl.tools._globpattern import CompiledGlob, compile_glob
 
 MAX_RESULTS = 100
 TIME_LIMIT_SECONDS = 20.0

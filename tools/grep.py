@@ -16,7 +16,7 @@ from agent_repl.core.permissions.read_access import search_refusal
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.tooling.persisted_output import format_size
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs, current_cwd, display_path, resolve_path
+from agent_repl.tools._common import ToolArgs, current_cwd, display_path, resolve_path
 
 TIME_LIMIT_SECONDS = 20.0
 # ripgrep's output is read up to this many bytes, then ripgrep is stopped (a result this large

@@ -19,7 +19,7 @@ from agent_repl.core.permissions.read_access import opened_refusal
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.tooling.persisted_output import format_size
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs, current_cwd
+from agent_repl.tools._common import ToolArgs, current_cwd
 
 DEFAULT_LINE_LIMIT = 2_000
 MAX_LINE_CHARS = 2_000

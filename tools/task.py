@@ -12,7 +12,7 @@ from typing import ClassVar
 from pydantic import BaseModel, Field
 
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs
+from agent_repl.tools._common import ToolArgs
 
 TASK_TOOL_NAME = "Task"
 

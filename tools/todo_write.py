@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from agent_repl.core.model.todos import STATUS_MARKS, TODOS_STATE_KEY, Todo
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs
+from agent_repl.tools._common import ToolArgs
 
 
 class TodoWriteArgs(ToolArgs):

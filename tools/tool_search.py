@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from agent_repl.core.api.deferred_tools import TOOL_SEARCH_NAME
 from agent_repl.core.model.messages import ToolReferenceBlock
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs
+from agent_repl.tools._common import ToolArgs
 
 SELECT_PREFIX = "select:"
 _WORD = re.compile(r"[a-z0-9]+")

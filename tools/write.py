@@ -10,9 +10,9 @@ from pydantic import BaseModel, Field
 
 from agent_repl.core.tooling.diffs import patch_stats
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput, load_description
-from tools._common import ToolArgs, current_cwd
-from tools._files import FileError, load_text, numbered_snippet
-from tools.edit import EditPlan, FileChangeTool, freshness_error, plan_change, relative_path_error
+from agent_repl.tools._common import ToolArgs, current_cwd
+from agent_repl.tools._files import FileError, load_text, numbered_snippet
+from agent_repl.tools.edit import EditPlan, FileChangeTool, freshness_error, plan_change, relative_path_error
 
 
 class WriteArgs(ToolArgs):

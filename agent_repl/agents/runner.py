@@ -46,10 +46,10 @@ from agent_repl.core.tooling.file_state import ReadLedger
 from agent_repl.core.tooling.persisted_output import ensure_private_dir
 from agent_repl.core.tooling.tool import TaskRequest, Tool, ToolContext, ToolOutput
 from agent_repl.session import Session
+from agent_repl.tools.task import Task
 from agent_repl.transcript.convert import usage_to_json
 from agent_repl.transcript.paths import SessionPaths, write_private_text
 from agent_repl.transcript.writer import TranscriptWriter
-from tools.task import Task
 
 INTERRUPTED = "[Request interrupted by user: the sub-agent was stopped before it finished]"
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from agent_repl.core.tooling.tool import Tool, ToolContext
+from agent_repl.tools import builtin_tools
 from benchmarks.replay.trajectory import Step, ToolCall, Trajectory, UserText, make_turn
-from tools import builtin_tools
 
 READ_CHUNK_LINES = 700
 

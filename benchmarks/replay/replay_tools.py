@@ -19,9 +19,9 @@ from pydantic import BaseModel, ConfigDict
 
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput
 from agent_repl.emulator.policies import ScriptPolicy
+from agent_repl.tools import builtin_tools
 from benchmarks.replay.timeline import SimClock
 from benchmarks.replay.trajectory import NO_OUTPUT_RECORDED, Trajectory
-from tools import builtin_tools
 
 UNKNOWN_CALL = "Error: this call is not in the recorded trajectory, so the replay has no output for it."
 

@@ -51,7 +51,7 @@ def test_snip_ranges(text, expected):
 
 def _session(tmp_path: Path, messages=None) -> Session:
     from agent_repl.bootstrap import build_pipeline
-    from tools import builtin_tools
+    from agent_repl.tools import builtin_tools
 
     settings = Settings(home=tmp_path / "home", api_key="x", base_url="http://127.0.0.1:9")
     tools = builtin_tools()

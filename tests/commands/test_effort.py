@@ -16,7 +16,7 @@ from agent_repl.session import Session
 
 def _session(tmp_path: Path, **settings_fields) -> Session:
     from agent_repl.bootstrap import build_pipeline
-    from tools import builtin_tools
+    from agent_repl.tools import builtin_tools
 
     settings = Settings(home=tmp_path / "home", api_key="x", base_url="http://127.0.0.1:9", **settings_fields)
     tools = builtin_tools()

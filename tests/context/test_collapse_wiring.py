@@ -8,7 +8,7 @@ import pytest
 
 from agent_repl.bootstrap import build_pipeline
 from agent_repl.core.config.settings import SettingsError, load_settings
-from tools import builtin_tools
+from agent_repl.tools import builtin_tools
 
 
 def test_the_strategy_comes_from_a_settings_file_or_the_environment(tmp_path):

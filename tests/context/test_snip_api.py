@@ -16,8 +16,8 @@ from agent_repl.context.snip import (
 )
 from agent_repl.core.model.messages import Message
 from agent_repl.core.tooling.tool import ToolContext, ToolPorts
+from agent_repl.tools.snip import Snip, SnipArgs
 from agent_repl.transcript.records import SnipRecord
-from tools.snip import Snip, SnipArgs
 
 from .test_snip import BIG, history
 

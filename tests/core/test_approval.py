@@ -12,7 +12,7 @@ from agent_repl.core.model.messages import ToolUseBlock
 from agent_repl.core.permissions.mode import PLAN_MODE_REFUSAL, PermissionMode, next_mode, parse_mode
 from agent_repl.core.permissions.rules import Answer, Decision, PermissionPolicy, PermissionRequest
 from agent_repl.core.tooling.diffs import FileChange
-from tools import builtin_tools
+from agent_repl.tools import builtin_tools
 
 
 class Asker:

@@ -17,7 +17,7 @@ from agent_repl.core.model.messages import ToolUseBlock
 from agent_repl.core.permissions.mode import PermissionMode
 from agent_repl.core.permissions.protected_paths import is_protected, protected_reason
 from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest
-from tools import builtin_tools
+from agent_repl.tools import builtin_tools
 
 # Paths inside the project whose change would grant something or run code unasked.
 PROTECTED = [

@@ -13,8 +13,8 @@ from agent_repl.context.rewind import BASH_NOT_TRACKED
 from agent_repl.core.config.settings import Settings
 from agent_repl.core.model.events import ToolResultEvent
 from agent_repl.core.permissions.rules import Decision, PermissionRequest
+from agent_repl.tools.edit import ambiguous_error, not_read_error, stale_error
 from agent_repl.transcript.loader import load_session
-from tools.edit import ambiguous_error, not_read_error, stale_error
 
 from .conftest import read_records
 

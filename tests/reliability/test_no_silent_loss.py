@@ -30,9 +30,9 @@ from agent_repl.core.tooling.tool import ToolContext
 from agent_repl.emulator.policies import CallablePolicy, Reply, ScriptPolicy
 from agent_repl.emulator.policies.base import text_block, tool_use_block
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.tools.bash import Bash, BashArgs
 from agent_repl.transcript.loader import load_session
 from agent_repl.transcript.paths import SessionPaths
-from tools.bash import Bash, BashArgs
 
 from .support import complete_records, transcript_files
 
@@ -276,7 +276,7 @@ CHILD_AGENT = """
 import asyncio, sys
 from pathlib import Path
 from agent_repl.core.tooling.tool import ToolContext
-from tools.bash import Bash, BashArgs
+from agent_repl.tools.bash import Bash, BashArgs
 ctx = ToolContext(cwd=Path(sys.argv[1]), tool_results_dir=Path(sys.argv[1]) / "session" / "tool-results")
 asyncio.run(Bash().run(BashArgs(command=sys.argv[2]), ctx))
 """

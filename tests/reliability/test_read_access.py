@@ -25,7 +25,7 @@ from agent_repl.core.permissions.read_access import protected_pids, refusal
 from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
-from tools import builtin_tools
+from agent_repl.tools import builtin_tools
 
 from .support import result_text
 
@@ -178,7 +178,7 @@ async def test_grep_over_the_whole_filesystem_is_refused_even_when_allowed(proje
 async def test_read_checks_the_file_it_opened_not_only_the_name(project):
     """A link swapped between the permission check and the open still lands on a refusal."""
     from agent_repl.core.tooling.tool import ToolContext
-    from tools.read import Read, ReadArgs
+    from agent_repl.tools.read import Read, ReadArgs
 
     ctx = ToolContext(cwd=project, tool_results_dir=project / "r")
     out = await Read().run(ReadArgs(file_path="/proc/self/environ"), ctx)

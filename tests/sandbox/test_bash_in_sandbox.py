@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput
-from tools.bash import Bash, BashArgs
+from agent_repl.tools.bash import Bash, BashArgs
 
 from .conftest import Layout, make_sandbox, needs_landlock
 

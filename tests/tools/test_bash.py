@@ -10,7 +10,7 @@ import pytest
 
 from agent_repl.core.tooling.persisted_output import is_persisted_preview
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput
-from tools.bash import Bash, BashArgs
+from agent_repl.tools.bash import Bash, BashArgs
 
 
 def text_of(output: ToolOutput) -> str:

@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from tools import builtin_tools
+from agent_repl.tools import builtin_tools
 
 
 def test_sorted_with_limits_and_flags() -> None:

@@ -9,8 +9,8 @@ import pytest
 
 from agent_repl.core.tooling.diffs import structured_patch
 from agent_repl.core.tooling.tool import ToolContext
-from tools import Edit, EditArgs, Read, ReadArgs, Write, WriteArgs
-from tools.edit import ambiguous_error, not_read_error, stale_error
+from agent_repl.tools import Edit, EditArgs, Read, ReadArgs, Write, WriteArgs
+from agent_repl.tools.edit import ambiguous_error, not_read_error, stale_error
 
 
 async def read(ctx: ToolContext, path: Path) -> None:
@@ -223,7 +223,7 @@ def test_structured_patch_of_a_new_file_and_of_a_deletion() -> None:
 
 async def test_todo_write_keeps_the_list_and_reports_old_and_new(ctx: ToolContext) -> None:
     from agent_repl.core.model.todos import parse_todos
-    from tools import TodoWrite, TodoWriteArgs
+    from agent_repl.tools import TodoWrite, TodoWriteArgs
 
     first = [{"content": "Write tests", "status": "in_progress", "activeForm": "Writing tests"}]
     out = await TodoWrite().run(TodoWriteArgs.model_validate({"todos": first}), ctx)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput
-from tools._globpattern import compile_glob, expand_braces
-from tools.glob import Glob, GlobArgs
+from agent_repl.tools._globpattern import compile_glob, expand_braces
+from agent_repl.tools.glob import Glob, GlobArgs
 
 
 def text_of(output: ToolOutput) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput
-from tools.grep import Grep, GrepArgs, find_rg
+from agent_repl.tools.grep import Grep, GrepArgs, find_rg
 
 
 def text_of(output: ToolOutput) -> str:
@@ -151,9 +151,9 @@ async def test_time_limit_stops_ripgrep(ctx: ToolContext) -> None:
 
 @pytest.mark.timeout(30)
 async def test_output_is_capped(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tools.grep
+    import agent_repl.tools.grep
 
-    monkeypatch.setattr(tools.grep, "OUTPUT_CAP_BYTES", 10_000)
+    monkeypatch.setattr(agent_repl.tools.grep, "OUTPUT_CAP_BYTES", 10_000)
     # Far more output than the cap: ripgrep is stopped with its pipe full, which must not hang.
     touch(ctx.cwd / "many.txt", "match line\n" * 500_000)
     out = await grep(ctx, pattern="match", output_mode="content")

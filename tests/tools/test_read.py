@@ -8,7 +8,7 @@ import pytest
 
 from agent_repl.core.model.messages import ImageBlock
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput
-from tools.read import MAX_LINE_CHARS, Read, ReadArgs
+from agent_repl.tools.read import MAX_LINE_CHARS, Read, ReadArgs
 
 # 1x1 transparent PNG.
 PNG = base64.b64decode(
@@ -167,9 +167,9 @@ async def test_too_many_tokens_is_refused_with_figures(ctx: ToolContext) -> None
 
 
 async def test_huge_file_total_line_scan_is_capped(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    import tools.read
+    import agent_repl.tools.read
 
-    monkeypatch.setattr(tools.read, "TOTAL_LINES_SCAN_BYTES", 1 << 20)
+    monkeypatch.setattr(agent_repl.tools.read, "TOTAL_LINES_SCAN_BYTES", 1 << 20)
     path = ctx.cwd / "huge.log"
     with path.open("wb") as f:
         f.write(b"0123456789abcdef\n" * 200_000)  # 3.4 MB, three times the scan cap

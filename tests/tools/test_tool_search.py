@@ -9,7 +9,7 @@ from pydantic import BaseModel
 from agent_repl.core.api.request import build_request, tool_definitions
 from agent_repl.core.model.messages import ToolReferenceBlock
 from agent_repl.core.tooling.tool import Tool
-from tools.tool_search import ToolSearch, ToolSearchArgs
+from agent_repl.tools.tool_search import ToolSearch, ToolSearchArgs
 
 
 class Fake(Tool):

@@ -17,8 +17,8 @@ from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 from agent_repl.session import Session
+from agent_repl.tools import builtin_tools
 from agent_repl.ui.launcher import Launcher
-from tools import builtin_tools
 
 # Snapshots need the same paths in every run: a fixed directory, emptied before each test.
 SNAPSHOT_ROOT = Path("/tmp/agent-repl-ui-snapshots")

@@ -1,8 +1,8 @@
 """What a tool is to the query loop (docs/architecture.md 7.1).
 
-Concrete tools live in the top-level `tools` package and implement `Tool`. Errors are values:
-a tool returns a `ToolOutput` with `is_error=True` and one text for the model, never raises
-out of `run` for a failure the model should hear about.
+Concrete tools live in `agent_repl.tools` (the repository's `tools/` folder) and implement `Tool`.
+Errors are values: a tool returns a `ToolOutput` with `is_error=True` and one text for the model,
+never raises out of `run` for a failure the model should hear about.
 """
 
 from __future__ import annotations
