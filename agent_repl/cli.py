@@ -33,7 +33,7 @@ class LaunchError(Exception):
 
 
 @dataclass
-class Launch:
+class LaunchPlan:
     settings: Settings
     resume: ResumeSource | None
     notices: list[str] = field(default_factory=list)
@@ -122,7 +122,7 @@ def _resolved_model(settings: Settings) -> Settings:
 
 def prepare_launch(
     args: argparse.Namespace, cwd: Path, stack: ExitStack, credentials: dict[str, str] | None = None
-) -> Launch:
+) -> LaunchPlan:
     """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume.
     `credentials`: what `take_credentials` moved out of the environment at start."""
     from agent_repl.bootstrap import ResumeError, find_resume_source
@@ -177,7 +177,7 @@ def prepare_launch(
         raise LaunchError("no earlier session in this directory to resume")
     if resume is not None:
         notices.extend(f"warning: {warning}" for warning in resume.loaded.warnings)
-    return Launch(settings, resume, notices)
+    return LaunchPlan(settings, resume, notices)
 
 
 def _run_key_helper(settings: Settings) -> str:
@@ -255,7 +255,7 @@ def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -
     from agent_repl.ui.launcher import Launcher
     from agent_repl.ui.launcher import LaunchError as UILaunchError
 
-    def prepare(stack: ExitStack) -> Launch:
+    def prepare(stack: ExitStack) -> LaunchPlan:
         try:
             return prepare_launch(args, cwd, stack, credentials)
         except LaunchError as exc:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.attachments import (
     files_in,
@@ -48,7 +48,7 @@ from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount
 from agent_repl.context.touched_files import touched_files_reminder
 from agent_repl.core.api.deferred_tools import DISCOVERED_KEY, discovered_tools
-from agent_repl.core.api.failures import CUT_OFF_STOP_REASONS, is_request_too_large
+from agent_repl.core.api.failures import CUT_OFF_STOP_REASONS, CompactTrigger, is_request_too_large
 from agent_repl.core.loop.projection import Projection
 from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.core.model.todos import latest_todos, todo_reminder
@@ -57,7 +57,6 @@ from agent_repl.transcript.records import CompactionUndoRecord
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession
 
-Trigger = Literal["auto", "manual", "reactive"]
 MAX_CONSECUTIVE_FAILURES = 3
 MAX_PTL_RETRIES = 3
 KEPT_TAIL_MAX_TOKENS = 40_000
@@ -68,7 +67,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class CompactionOutcome:
     ok: bool
-    trigger: Trigger
+    trigger: CompactTrigger
     message: str
     tokens_before: int
     tokens_after: int = 0
@@ -133,7 +132,7 @@ class Compactor:
         return False
 
     async def compact(
-        self, session: ContextSession, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+        self, session: ContextSession, *, trigger: CompactTrigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> CompactionOutcome:
         """`byte_budget`: after a 413, the most bytes the summary request and the kept tail may hold."""
         projection = self.pipeline.project(session.messages, dry_run=True)
@@ -167,7 +166,7 @@ class Compactor:
         self,
         session: ContextSession,
         projection: Projection,
-        trigger: Trigger,
+        trigger: CompactTrigger,
         instructions: str | None,
         byte_budget: int | None,
     ) -> CompactionOutcome | None:
@@ -193,7 +192,7 @@ class Compactor:
         return await self._install(session, view, before, trigger, entry, kept_from, source="the API's summary")
 
     async def _from_session_memory(
-        self, session: ContextSession, view: list[Message], before: int, trigger: Trigger
+        self, session: ContextSession, view: list[Message], before: int, trigger: CompactTrigger
     ) -> CompactionOutcome | None:
         memory = session.memory
         if memory is None:
@@ -226,7 +225,7 @@ class Compactor:
         session: ContextSession,
         view: list[Message],
         tokens_before: int,
-        trigger: Trigger,
+        trigger: CompactTrigger,
         instructions: str | None,
         byte_budget: int | None = None,
     ) -> CompactionOutcome:
@@ -329,7 +328,7 @@ class Compactor:
         session: ContextSession,
         view: list[Message],
         before: int,
-        trigger: Trigger,
+        trigger: CompactTrigger,
         summary_message: Message,
         kept_from: str | None,
         *,

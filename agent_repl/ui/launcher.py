@@ -12,7 +12,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
@@ -29,7 +29,7 @@ class LaunchError(Exception):
     """The session cannot start (bad settings, a session to resume that does not exist...)."""
 
 
-class Launch(Protocol):
+class LaunchPlan(Protocol):
     settings: Settings
     resume: ResumeSource | None
     notices: list[str]
@@ -69,7 +69,7 @@ def _warm_imports() -> None:
 
 
 class Launcher:
-    def __init__(self, cwd: Path, prepare: Callable[[ExitStack], Any]) -> None:
+    def __init__(self, cwd: Path, prepare: Callable[[ExitStack], LaunchPlan]) -> None:
         self.cwd = cwd
         self._prepare = prepare
         self._stack = ExitStack()
@@ -86,7 +86,7 @@ class Launcher:
 
         return cls(cwd, lambda stack: _Ready())
 
-    def _prepare_in_thread(self) -> Any:
+    def _prepare_in_thread(self) -> LaunchPlan:
         _warm_imports()
         launch = self._prepare(self._stack)
         settings = launch.settings

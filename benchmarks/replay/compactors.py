@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agent_repl.context.budget import replace_results
-from agent_repl.context.compact import CompactionOutcome, Trigger
+from agent_repl.context.compact import CompactionOutcome
 from agent_repl.context.compact_prompt import continuation_message
 from agent_repl.context.estimate import estimate_request
 from agent_repl.context.rounds import ConversationIndex
 from agent_repl.context.state import CLEARED_TOOL_RESULT
+from agent_repl.core.api.failures import CompactTrigger
 from agent_repl.core.model.messages import AssistantMessage, Message, UserMessage
 from benchmarks.replay.peer_summary import (
     ask_for_summary,
@@ -64,7 +65,7 @@ class CodexCompactor:
     def wants(self, session: Session, tokens: int) -> bool:
         return tokens >= CODEX_AUTO_COMPACT_FRACTION * _window(session)
 
-    async def compact(self, session: Session, trigger: Trigger) -> CompactionOutcome:
+    async def compact(self, session: Session, trigger: CompactTrigger) -> CompactionOutcome:
         view = _view(session)
         before = estimate_request(view, session.projector.state)  # type: ignore[attr-defined]
         summary = await ask_for_summary(session, view)
@@ -99,7 +100,7 @@ class GeminiCompactor:
     def wants(self, session: Session, tokens: int) -> bool:
         return tokens >= GEMINI_COMPRESSION_THRESHOLD * _window(session)
 
-    async def compact(self, session: Session, trigger: Trigger) -> CompactionOutcome:
+    async def compact(self, session: Session, trigger: CompactTrigger) -> CompactionOutcome:
         view = _view(session)
         state = session.projector.state  # type: ignore[attr-defined]
         before = estimate_request(view, state)
@@ -233,7 +234,7 @@ class OpenCodeCompactor:
             break
         return keep or None
 
-    async def compact(self, session: Session, trigger: Trigger) -> CompactionOutcome:
+    async def compact(self, session: Session, trigger: CompactTrigger) -> CompactionOutcome:
         view = _view(session)
         before = estimate_request(view, session.projector.state)  # type: ignore[attr-defined]
         budget = min(OPENCODE_MAX_TAIL, max(OPENCODE_MIN_TAIL, self.usable(session) // 4))

@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agent_repl.context.compact import SUMMARY_MAX_TOKENS, CompactionOutcome, Trigger, is_typed_prompt
+from agent_repl.context.compact import SUMMARY_MAX_TOKENS, CompactionOutcome, is_typed_prompt
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.fork import append_question
 from agent_repl.context.normalize import normalize_drafts
 from agent_repl.context.shrink import drop_oldest_rounds, prompt_too_long_gap
 from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
 from agent_repl.core.api.client import ModelResponse
-from agent_repl.core.api.failures import is_prompt_too_long
+from agent_repl.core.api.failures import CompactTrigger, is_prompt_too_long
 from agent_repl.core.api.request import build_request
 from agent_repl.core.model.messages import Message, SystemMessage, TextBlock, UserMessage
 
@@ -106,7 +106,7 @@ async def install(
     session: Session,
     *,
     strategy: str,
-    trigger: Trigger,
+    trigger: CompactTrigger,
     before: int,
     summary: str,
     verbatim: list[Message] | None = None,

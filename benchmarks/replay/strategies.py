@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agent_repl.context.compact import CompactionOutcome, Trigger
+from agent_repl.context.compact import CompactionOutcome
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState
+from agent_repl.core.api.failures import CompactTrigger
 from agent_repl.core.api.request import place_message_breakpoints
 from agent_repl.core.loop.projection import Compact
 from benchmarks.replay.compactors import CodexCompactor, GeminiCompactor, OpenCodeCompactor
@@ -31,7 +32,7 @@ class Compactor(Protocol):
 
     def wants(self, session: Session, tokens: int) -> bool: ...
 
-    async def compact(self, session: Session, trigger: Trigger) -> CompactionOutcome: ...
+    async def compact(self, session: Session, trigger: CompactTrigger) -> CompactionOutcome: ...
 
 
 class PeerTrigger(Check):
@@ -57,7 +58,7 @@ class PeerCompaction:
         self.errors: list[str] = []
 
     async def compact(
-        self, session: Session, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+        self, session: Session, *, trigger: CompactTrigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> Any:
         try:
             outcome = await self.compactor.compact(session, trigger)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-Trigger = Literal["auto", "manual", "reactive"]
+CompactTrigger = Literal["auto", "manual", "reactive"]
 
 # Raise the output cap once, then ask the model to go on, at most this many times.
 ESCALATED_MAX_OUTPUT_TOKENS = 64_000

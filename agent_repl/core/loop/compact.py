@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
-from agent_repl.core.api.failures import Trigger
+from agent_repl.core.api.failures import CompactTrigger
 from agent_repl.core.loop import hooks as loop_hooks
 from agent_repl.core.loop.state import Step, step
 from agent_repl.core.model.events import (
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 @step
 async def compact_now(
-    out: Step[bool], session: TurnSession, trigger: Trigger, instructions: str | None = None, *, byte_budget: int | None = None
+    out: Step[bool], session: TurnSession, trigger: CompactTrigger, instructions: str | None = None, *, byte_budget: int | None = None
 ) -> AsyncIterator[AgentEvent]:
     """Run one compaction, passing on its events; the result says whether it worked."""
     compactor = session.compactor

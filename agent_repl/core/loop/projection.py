@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent_repl.core.api.betas import request_betas
-from agent_repl.core.api.failures import Trigger
+from agent_repl.core.api.failures import CompactTrigger
 from agent_repl.core.api.request import CacheMarks
 from agent_repl.core.model.messages import Message, Usage
 
@@ -23,7 +23,7 @@ from agent_repl.core.model.messages import Message, Usage
 class Compact:
     """Compact before sending (the autocompact check)."""
 
-    trigger: Trigger
+    trigger: CompactTrigger
 
 
 @dataclass(frozen=True)

@@ -56,9 +56,8 @@ from agent_repl.core.loop.request import (
     request_body,
     send_request,
 )
-from agent_repl.core.loop.state import Continue, Decision, End, Retry, State, Step, step
-from agent_repl.core.loop.token_budget import Continue as BudgetContinue
-from agent_repl.core.loop.token_budget import TokenBudget, parse_budget
+from agent_repl.core.loop.state import Continue, End, PassDecision, Retry, State, Step, step
+from agent_repl.core.loop.token_budget import BudgetContinue, TokenBudget, parse_budget
 from agent_repl.core.loop.user_actions import mention_messages
 from agent_repl.core.model.events import (
     AgentEvent,
@@ -151,7 +150,7 @@ async def _open_turn(out: Step[End | None], session: TurnSession, state: State, 
 
 
 @step
-async def _one_pass(out: Step[Decision], session: TurnSession, state: State, max_turns: int | None) -> AsyncIterator[AgentEvent]:
+async def _one_pass(out: Step[PassDecision], session: TurnSession, state: State, max_turns: int | None) -> AsyncIterator[AgentEvent]:
     """One request, and what its reply (or its failure) leads to."""
     context = _context_step(session, state)
     async for event in context:
@@ -172,7 +171,7 @@ async def _one_pass(out: Step[Decision], session: TurnSession, state: State, max
     sent = send_request(session, state, body)
     async for event in sent:
         yield event
-    after: Step[Retry | End] | Step[Decision]
+    after: Step[Retry | End] | Step[PassDecision]
     if isinstance(sent.result, Exception):
         after = recover(session, state, sent.result, body)
     else:
@@ -225,7 +224,7 @@ async def _context_step(out: Step[Projection | End], session: TurnSession, state
 
 @step
 async def _reply_step(
-    out: Step[Decision],
+    out: Step[PassDecision],
     session: TurnSession,
     state: State,
     projection: Projection,
@@ -272,7 +271,7 @@ async def _reply_step(
 
 @step
 async def _after_reply(
-    out: Step[Decision],
+    out: Step[PassDecision],
     session: TurnSession,
     state: State,
     response: ModelResponse,
@@ -342,7 +341,7 @@ async def _after_reply(
 
 
 @step
-async def _model_wants_to_stop(out: Step[Decision], session: TurnSession, state: State) -> AsyncIterator[AgentEvent]:
+async def _model_wants_to_stop(out: Step[PassDecision], session: TurnSession, state: State) -> AsyncIterator[AgentEvent]:
     """A finished reply without tool calls: Stop hooks may send the model back, and so may the
     turn's unspent output budget; otherwise the turn is complete."""
     stop = loop_hooks.stop_hooks(session, state.stop_hook_blocks)

@@ -9,8 +9,7 @@ from agent_repl.core.api.client import ModelResponse
 from agent_repl.core.hooks.io import HookOutcome
 from agent_repl.core.loop import hooks as loop_hooks
 from agent_repl.core.loop.state import Step, step
-from agent_repl.core.loop.token_budget import Continue as BudgetContinue
-from agent_repl.core.loop.token_budget import TokenBudget
+from agent_repl.core.loop.token_budget import BudgetContinue, TokenBudget
 from agent_repl.core.loop.tool_execution import ToolCallOutcome, execute_tool_calls
 from agent_repl.core.model.events import (
     AgentEvent,

@@ -56,7 +56,7 @@ class End:
     reason: TurnEndReason
 
 
-Decision = Retry | Continue | End
+PassDecision = Retry | Continue | End
 
 
 @dataclass

@@ -45,7 +45,7 @@ def percent(used: int, budget: int) -> int:
 
 
 @dataclass
-class Continue:
+class BudgetContinue:
     nudge: str
     used: int
     continuation: int
@@ -66,7 +66,7 @@ class TokenBudget:
     checked_at: int = 0
     deltas: list[int] = field(default_factory=list)
 
-    def check(self, used: int) -> Continue | Stop:
+    def check(self, used: int) -> BudgetContinue | Stop:
         """The model wants to end the turn having written `used` output tokens in it so far."""
         if self.continuations:
             self.deltas.append(used - self.checked_at)
@@ -80,5 +80,5 @@ class TokenBudget:
             return Stop("diminishing", used)
         if used < CONTINUE_BELOW_SHARE * self.budget:
             self.continuations += 1
-            return Continue(budget_nudge(used, self.budget), used, self.continuations)
+            return BudgetContinue(budget_nudge(used, self.budget), used, self.continuations)
         return Stop("budget", used)

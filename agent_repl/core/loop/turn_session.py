@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from agent_repl.core.api.client import ModelClient
-from agent_repl.core.api.failures import Trigger
+from agent_repl.core.api.failures import CompactTrigger
 from agent_repl.core.api.models import ModelInfo
 from agent_repl.core.config.settings import Settings
 from agent_repl.core.hooks.runner import HookRunner
@@ -37,7 +37,7 @@ class Compaction(Protocol):
     (agent_repl.context.compact.Compactor is one)."""
 
     async def compact(
-        self, session: TurnSession, *, trigger: Trigger, instructions: str | None = None, byte_budget: int | None = None
+        self, session: TurnSession, *, trigger: CompactTrigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> CompactionResult:
         """`byte_budget`: after a 413, the most bytes the compaction request and the view after it may hold."""
         ...
