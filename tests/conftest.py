@@ -15,7 +15,7 @@ _TMUX_DIR_KEY = pytest.StashKey[str]()
 # The tiers (see README, "Tests"): every test gets one from where it lives, so a new test needs no
 # marker. Unit tests run in-process against fakes and the emulator; the terminal tests drive the
 # real program in tmux; everything else (e2e, reliability, ui without tmux...) is `e2e`.
-# `slow` is put on a test by hand: fuzzing with large example counts, 200 MB outputs.
+# `slow` is put on a test by hand: fuzzing with large example counts, 200 MB outputs, the crash loop.
 UNIT_PATHS = (
     "core",
     "context",

@@ -202,6 +202,7 @@ def check_persisted(records: list[dict[str, Any]]) -> int:
     return len(found)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(7200)
 def test_sigkill_at_random_moments_then_resume(tmp_path, monkeypatch, size, figures):
     runs = size(8, 200)  # the first one is not killed: it times a whole session for the kill delays
