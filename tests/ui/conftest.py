@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import shutil
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +22,10 @@ from agent_repl.session import Session
 from agent_repl.tools import builtin_tools
 from agent_repl.ui.launcher import Launcher
 
-# Snapshots need the same paths in every run: a fixed directory, emptied before each test.
+# Snapshots show these paths, so every run needs the same ones: a fixed directory, emptied before
+# each test. Suites running side by side (two worktrees) take turns on it through the lock file.
 SNAPSHOT_ROOT = Path("/tmp/agent-repl-ui-snapshots")
+SNAPSHOT_LOCK = Path("/tmp/agent-repl-ui-snapshots.lock")
 
 
 @pytest.fixture
@@ -70,15 +74,18 @@ def deterministic_uuids(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def snapshot_dirs() -> tuple[Path, Path]:
-    """(project, home) at fixed paths, emptied first."""
-    import shutil
-
-    shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
-    project = SNAPSHOT_ROOT / "project"
-    project.mkdir(parents=True)
-    (project / "README.md").write_text("# Demo project\n")
-    return project, SNAPSHOT_ROOT / "home"
+def snapshot_dirs() -> Iterator[tuple[Path, Path]]:
+    """(project, home) at fixed paths, emptied first, held by this test alone until it ends."""
+    with SNAPSHOT_LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(SNAPSHOT_ROOT, ignore_errors=True)
+        project = SNAPSHOT_ROOT / "project"
+        project.mkdir(parents=True)
+        (project / "README.md").write_text("# Demo project\n")
+        try:
+            yield project, SNAPSHOT_ROOT / "home"
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 class StaticLauncher(Launcher):

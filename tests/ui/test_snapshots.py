@@ -6,6 +6,9 @@ look at the report before committing the new SVGs.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from agent_repl.core.model.events import (
     AssistantMessageEvent,
     ContextProjected,
@@ -25,7 +28,7 @@ from agent_repl.ui.widgets.compact_divider import CompactDivider
 from agent_repl.ui.widgets.messages import CommandOutput
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
-from .conftest import StaticLauncher, fixed_session
+from .conftest import SNAPSHOT_LOCK, StaticLauncher, fixed_session
 from .helpers import assistant, compact_boundary, tool_result, tool_use, user, wait_for
 
 SIZE = (110, 40)
@@ -66,6 +69,21 @@ async def _command(pilot, line: str) -> None:
     await pilot.press(*line, "enter")
     await wait_for(pilot, lambda: len(pilot.app.query(CommandOutput)) > before, what=line)
     await pilot.pause()
+
+
+def test_another_suite_waits_for_the_snapshot_directory_while_a_test_holds_it(snapshot_dirs):
+    """Two suites side by side (two worktrees) would empty each other's fixed directory."""
+    probe = (
+        "import fcntl, sys\n"
+        f"with open({str(SNAPSHOT_LOCK)!r}, 'a') as lock:\n"
+        "    try:\n"
+        "        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+        "    except BlockingIOError:\n"
+        "        sys.exit(3)\n"
+    )
+    assert subprocess.run([sys.executable, "-c", probe], timeout=30).returncode == 3
+    project, _ = snapshot_dirs
+    assert (project / "README.md").is_file()
 
 
 def test_first_screen(snap_compare, snapshot_dirs):
