@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import Field, field_validator
 
 from agent_repl.core.permissions.credentials import child_environment, credential_names
 from agent_repl.core.permissions.rules import PermissionRequest
@@ -157,9 +157,9 @@ def _with_sandbox_note(result: ToolOutput, sandbox: Sandbox | None, code: int | 
     return result
 
 
-class Bash(Tool):
+class Bash(Tool[BashArgs]):
     name: ClassVar[str] = "Bash"
-    args_model: ClassVar[type[BaseModel]] = BashArgs
+    args_model = BashArgs
     max_result_size_chars: ClassVar[int | None] = 30_000
     is_read_only: ClassVar[bool] = False
     microcompact_clearable: ClassVar[bool] = True
@@ -169,15 +169,13 @@ class Bash(Tool):
         self.progress_interval = progress_interval
         self.kill_grace_seconds = kill_grace_seconds
 
-    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest:
-        assert isinstance(args, BashArgs)
+    def permission_request(self, args: BashArgs, ctx: ToolContext) -> PermissionRequest:
         unsandboxed = bool(args.dangerouslyDisableSandbox) and ctx.sandbox is not None and ctx.sandbox.active
         return PermissionRequest(
             self.name, args.command, args.description or "", cwd=current_cwd(ctx), unsandboxed=unsandboxed
         )
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, BashArgs)
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         if ctx.cancelled.is_set():
             return ToolOutput.error("Command was not run: the turn was interrupted.", summary="interrupted")
         cwd = current_cwd(ctx)

@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.permissions.protected_paths import protected_reason
 from agent_repl.core.tooling.diffs import FileChange, patch_stats, structured_patch
 from agent_repl.core.tooling.file_state import Freshness, ReadLedger
-from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.core.tooling.tool import Args, Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs, current_cwd, display_path
 from agent_repl.tools._files import FileError, TextFile, load_text, numbered_snippet, write_atomic
 
@@ -171,27 +171,27 @@ async def write_plan(plan: EditPlan, ctx: ToolContext) -> ToolOutput | None:
     return None
 
 
-class FileChangeTool(Tool):
+class FileChangeTool(Tool[Args]):
     """Edit and Write: plan the change (the checks and the new text), show it, then write it."""
 
     microcompact_clearable: ClassVar[bool] = True
     edits_files: ClassVar[bool] = True
 
-    def plan(self, args: BaseModel, ctx: ToolContext) -> EditPlan | ToolOutput:
+    def plan(self, args: Args, ctx: ToolContext) -> EditPlan | ToolOutput:
         raise NotImplementedError
 
-    def report(self, args: BaseModel, plan: EditPlan) -> ToolOutput:
+    def report(self, args: Args, plan: EditPlan) -> ToolOutput:
         """The result once the planned text is written."""
         raise NotImplementedError
 
-    def permission_key(self, args: BaseModel) -> str:
+    def permission_key(self, args: Args) -> str:
         return str(getattr(args, "file_path", ""))
 
-    async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
+    async def prepare(self, args: Args, ctx: ToolContext) -> ToolOutput | Any:
         plan = await asyncio.to_thread(self.plan, args, ctx)
         return plan if isinstance(plan, ToolOutput) else plan.change
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: Args, ctx: ToolContext) -> ToolOutput:
         plan = await asyncio.to_thread(self.plan, args, ctx)
         if isinstance(plan, ToolOutput):
             return plan
@@ -199,17 +199,15 @@ class FileChangeTool(Tool):
         return failed if failed is not None else self.report(args, plan)
 
 
-class Edit(FileChangeTool):
+class Edit(FileChangeTool[EditArgs]):
     name: ClassVar[str] = "Edit"
-    args_model: ClassVar[type[BaseModel]] = EditArgs
+    args_model = EditArgs
     description: ClassVar[str] = load_description(__file__, "edit")
 
-    def plan(self, args: BaseModel, ctx: ToolContext) -> EditPlan | ToolOutput:
-        assert isinstance(args, EditArgs)
+    def plan(self, args: EditArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
         return plan_edit(args, ctx)
 
-    def report(self, args: BaseModel, plan: EditPlan) -> ToolOutput:
-        assert isinstance(args, EditArgs)
+    def report(self, args: EditArgs, plan: EditPlan) -> ToolOutput:
         hunks = plan.change.hunks
         snippet = numbered_snippet(plan.new_text, hunks)
         many = f" ({plan.occurrences} occurrences replaced)" if args.replace_all and plan.occurrences > 1 else ""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.permissions.mode import PlanProposal
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
@@ -19,17 +19,15 @@ class ExitPlanModeArgs(ToolArgs):
     plan: str = Field(description="The plan to show the user for approval, in Markdown; concise but complete")
 
 
-class ExitPlanMode(Tool):
+class ExitPlanMode(Tool[ExitPlanModeArgs]):
     name: ClassVar[str] = "ExitPlanMode"
-    args_model: ClassVar[type[BaseModel]] = ExitPlanModeArgs
+    args_model = ExitPlanModeArgs
     description: ClassVar[str] = load_description(__file__, "exit_plan_mode")
 
-    async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
-        assert isinstance(args, ExitPlanModeArgs)
+    async def prepare(self, args: ExitPlanModeArgs, ctx: ToolContext) -> ToolOutput | Any:
         return PlanProposal(args.plan)
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, ExitPlanModeArgs)
+    async def run(self, args: ExitPlanModeArgs, ctx: ToolContext) -> ToolOutput:
         text = (
             "The user approved your plan and plan mode is off. Start on it now, following the plan; "
             "if it has several steps, track them with TodoWrite."

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
@@ -88,9 +88,9 @@ def _search(
     return [path for _, path in newest], walk
 
 
-class Glob(Tool):
+class Glob(Tool[GlobArgs]):
     name: ClassVar[str] = "Glob"
-    args_model: ClassVar[type[BaseModel]] = GlobArgs
+    args_model = GlobArgs
     max_result_size_chars: ClassVar[int | None] = 100_000
     is_read_only: ClassVar[bool] = True
     microcompact_clearable: ClassVar[bool] = True
@@ -99,15 +99,13 @@ class Glob(Tool):
     def __init__(self, *, time_limit_seconds: float = TIME_LIMIT_SECONDS) -> None:
         self.time_limit_seconds = time_limit_seconds
 
-    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
-        assert isinstance(args, GlobArgs)
+    def permission_request(self, args: GlobArgs, ctx: ToolContext) -> PermissionRequest | None:
         root = resolve_path(ctx, args.path)
         glob = compile_glob(args.pattern)
         base = Path(os.path.normpath(root / glob.base)) if glob.base else root
         return PermissionRequest(self.name, str(base), reads=True, directory=True)
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GlobArgs)
+    async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
         started = time.monotonic()
         cwd = current_cwd(ctx)
         root = resolve_path(ctx, args.path)

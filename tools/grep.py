@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.permissions.read_access import search_refusal
 from agent_repl.core.permissions.rules import PermissionRequest
@@ -134,9 +134,9 @@ class _RgRun:
     stopped: str = ""  # "", "output cap", "head limit", "time limit" or "interrupted"
 
 
-class Grep(Tool):
+class Grep(Tool[GrepArgs]):
     name: ClassVar[str] = "Grep"
-    args_model: ClassVar[type[BaseModel]] = GrepArgs
+    args_model = GrepArgs
     max_result_size_chars: ClassVar[int | None] = 20_000
     is_read_only: ClassVar[bool] = True
     microcompact_clearable: ClassVar[bool] = True
@@ -145,13 +145,11 @@ class Grep(Tool):
     def __init__(self, *, time_limit_seconds: float = TIME_LIMIT_SECONDS) -> None:
         self.time_limit_seconds = time_limit_seconds
 
-    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
-        assert isinstance(args, GrepArgs)
+    def permission_request(self, args: GrepArgs, ctx: ToolContext) -> PermissionRequest | None:
         target = resolve_path(ctx, args.path)
         return PermissionRequest(self.name, str(target), reads=True, directory=target.is_dir())
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, GrepArgs)
+    async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
         rg = find_rg()
         if rg is None:
             return ToolOutput.error("ripgrep (rg) is not installed; install the `ripgrep` Python package.")

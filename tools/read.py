@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.model.messages import ImageBlock
 from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO, estimate_tokens
@@ -145,22 +145,20 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-class Read(Tool):
+class Read(Tool[ReadArgs]):
     name: ClassVar[str] = "Read"
-    args_model: ClassVar[type[BaseModel]] = ReadArgs
+    args_model = ReadArgs
     max_result_size_chars: ClassVar[int | None] = None
     is_read_only: ClassVar[bool] = True
     microcompact_clearable: ClassVar[bool] = True
     description: ClassVar[str] = load_description(__file__, "read")
 
-    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
-        assert isinstance(args, ReadArgs)
+    def permission_request(self, args: ReadArgs, ctx: ToolContext) -> PermissionRequest | None:
         if not os.path.isabs(args.file_path):
             return None  # refused as relative before anything is read
         return PermissionRequest(self.name, os.path.normpath(args.file_path), reads=True)
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, ReadArgs)
+    async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         output = await asyncio.to_thread(self._read, args, current_cwd(ctx))
         if not output.is_error and isinstance(output.structured, dict) and output.structured.get("type") == "text":
             # Edit and Write may now change this file, as long as it stays as it is now.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
@@ -31,15 +31,14 @@ class SnipArgs(ToolArgs):
     )
 
 
-class Snip(Tool):
+class Snip(Tool[SnipArgs]):
     name: ClassVar[str] = "Snip"
-    args_model: ClassVar[type[BaseModel]] = SnipArgs
+    args_model = SnipArgs
     # It changes only what the model will see, never a file, so it needs no permission.
     is_read_only: ClassVar[bool] = True
     description: ClassVar[str] = load_description(__file__, "snip")
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, SnipArgs)
+    async def run(self, args: SnipArgs, ctx: ToolContext) -> ToolOutput:
         snip = ctx.ports.snip
         if snip is None:
             return ToolOutput.error(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
@@ -23,9 +23,9 @@ class TaskArgs(ToolArgs):
     subagent_type: str | None = Field(default=None, description="The type of agent to use for this task")
 
 
-class Task(Tool):
+class Task(Tool[TaskArgs]):
     name: ClassVar[str] = TASK_TOOL_NAME
-    args_model: ClassVar[type[BaseModel]] = TaskArgs
+    args_model = TaskArgs
     # It changes nothing itself (its sub-agent's tools ask for themselves), so several run at once.
     is_read_only: ClassVar[bool] = True
     # What the transcript keeps of a result persisted for its size (claude-code-log links the sub-agent by agentId).
@@ -36,8 +36,7 @@ class Task(Tool):
     def __init__(self, agent_types: str) -> None:
         self.description = f"{load_description(__file__, 'task')}\n\nAgent types:\n{agent_types}"  # type: ignore[misc]
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, TaskArgs)
+    async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolOutput:
         starter = ctx.ports.subagents
         if starter is None:
             return ToolOutput.error("Error: sub-agents are not available in this session.")

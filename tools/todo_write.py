@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.model.todos import STATUS_MARKS, TODOS_STATE_KEY, Todo
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
@@ -15,14 +15,13 @@ class TodoWriteArgs(ToolArgs):
     todos: list[Todo] = Field(description="The whole updated todo list")
 
 
-class TodoWrite(Tool):
+class TodoWrite(Tool[TodoWriteArgs]):
     name: ClassVar[str] = "TodoWrite"
-    args_model: ClassVar[type[BaseModel]] = TodoWriteArgs
+    args_model = TodoWriteArgs
     is_read_only: ClassVar[bool] = True
     description: ClassVar[str] = load_description(__file__, "todo_write")
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, TodoWriteArgs)
+    async def run(self, args: TodoWriteArgs, ctx: ToolContext) -> ToolOutput:
         old = [dict(t) for t in ctx.state.get(TODOS_STATE_KEY) or []]
         new = [t.model_dump() for t in args.todos]
         ctx.state[TODOS_STATE_KEY] = new

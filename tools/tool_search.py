@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.api.deferred_tools import TOOL_SEARCH_NAME
 from agent_repl.core.model.messages import ToolReferenceBlock
@@ -51,9 +51,9 @@ def _parameter_text(schema: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-class ToolSearch(Tool):
+class ToolSearch(Tool[ToolSearchArgs]):
     name: ClassVar[str] = TOOL_SEARCH_NAME
-    args_model: ClassVar[type[BaseModel]] = ToolSearchArgs
+    args_model = ToolSearchArgs
     # It reads only its own catalog.
     is_read_only: ClassVar[bool] = True
 
@@ -86,8 +86,7 @@ class ToolSearch(Tool):
                 scored.append((-score, name))
         return [name for _, name in sorted(scored)[:limit]]
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, ToolSearchArgs)
+    async def run(self, args: ToolSearchArgs, ctx: ToolContext) -> ToolOutput:
         found = self.search(args.query, args.max_results)
         if not found:
             return ToolOutput(

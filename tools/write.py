@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.tooling.diffs import patch_stats
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput, load_description
@@ -42,17 +42,15 @@ def plan_write(args: WriteArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
     return plan_change(path, original, content, 1, ctx)
 
 
-class Write(FileChangeTool):
+class Write(FileChangeTool[WriteArgs]):
     name: ClassVar[str] = "Write"
-    args_model: ClassVar[type[BaseModel]] = WriteArgs
+    args_model = WriteArgs
     description: ClassVar[str] = load_description(__file__, "write")
 
-    def plan(self, args: BaseModel, ctx: ToolContext) -> EditPlan | ToolOutput:
-        assert isinstance(args, WriteArgs)
+    def plan(self, args: WriteArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
         return plan_write(args, ctx)
 
-    def report(self, args: BaseModel, plan: EditPlan) -> ToolOutput:
-        assert isinstance(args, WriteArgs)
+    def report(self, args: WriteArgs, plan: EditPlan) -> ToolOutput:
         hunks = plan.change.hunks
         lines = len(plan.new_text.splitlines())
         created = plan.original is None

@@ -47,8 +47,8 @@ def _schema(value: Any) -> dict[str, Any]:
     return dict(EMPTY_SCHEMA)
 
 
-class McpTool(Tool):
-    args_model: ClassVar[type[BaseModel]] = McpArgs
+class McpTool(Tool[McpArgs]):
+    args_model = McpArgs
     # Not read-only: it asks, and runs alone (a server's read-only hint is its own claim).
     is_read_only: ClassVar[bool] = False
 
@@ -65,7 +65,7 @@ class McpTool(Tool):
     def api_schema(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: McpArgs, ctx: ToolContext) -> ToolOutput:
         arguments = dict(args.model_extra or {})
         try:
             result = await self.connection.call(self.server_tool, arguments, ctx.cancelled)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -12,8 +12,8 @@ from agent_repl.core.tooling.tool import Tool
 from agent_repl.tools.tool_search import ToolSearch, ToolSearchArgs
 
 
-class Fake(Tool):
-    args_model: ClassVar[type[BaseModel]] = BaseModel
+class Fake(Tool[BaseModel]):
+    args_model = BaseModel
 
     def __init__(self, name: str, description: str, properties: dict[str, Any] | None = None) -> None:
         self.name = name  # type: ignore[misc]

@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -123,11 +123,19 @@ class ToolContext:
     sandbox: Sandbox | None = None
 
 
-class Tool:
-    """Base class for built-in tools: a pydantic args model, a sibling .md description, limits."""
+Args = TypeVar("Args", bound=BaseModel)
+
+
+class Tool(Generic[Args]):
+    """Base class for built-in tools: a pydantic args model, a sibling .md description, limits.
+
+    `Tool[ReadArgs]` runs with `ReadArgs`: the loop validates the model's input with `args_model`
+    (`parse_args`) before `prepare`, `permission_request` and `run` see it.
+    """
 
     name: ClassVar[str]
-    args_model: ClassVar[type[BaseModel]]
+    # A plain class attribute (a ClassVar cannot name the type variable); set on each subclass.
+    args_model: type[Args]
     # None means unlimited (Read: reading is how persisted output comes back).
     max_result_size_chars: ClassVar[int | None] = DEFAULT_MAX_RESULT_SIZE_CHARS
     is_read_only: ClassVar[bool] = False
@@ -140,10 +148,10 @@ class Tool:
     # The model-facing description; subclasses load it from their sibling .md file.
     description: ClassVar[str] = ""
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+    async def run(self, args: Args, ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
 
-    def parse_args(self, raw: dict[str, Any]) -> BaseModel | ToolOutput:
+    def parse_args(self, raw: dict[str, Any]) -> Args | ToolOutput:
         """Validate the model's input; a validation failure becomes an error result for the model."""
         try:
             return self.args_model.model_validate(raw)
@@ -162,7 +170,7 @@ class Tool:
             schema = _inline_refs(schema, definitions)
         return {"name": self.name, "description": self.description, "input_schema": schema}
 
-    def permission_request(self, args: BaseModel, ctx: ToolContext) -> PermissionRequest | None:
+    def permission_request(self, args: Args, ctx: ToolContext) -> PermissionRequest | None:
         """What the rules must allow before the call runs; None when nothing needs allowing.
 
         A tool that changes things asks by default; a reading tool names the path it reads
@@ -175,11 +183,11 @@ class Tool:
             self.name, self.permission_key(args), description=description, writes=self.edits_files
         )
 
-    def permission_key(self, args: BaseModel) -> str:
+    def permission_key(self, args: Args) -> str:
         """The string permission rules match against (Edit and Write: the file's path)."""
         return ""
 
-    async def prepare(self, args: BaseModel, ctx: ToolContext) -> ToolOutput | Any:
+    async def prepare(self, args: Args, ctx: ToolContext) -> ToolOutput | Any:
         """Checked before permission is asked: an error `ToolOutput` ends the call unasked (a stale
         file, an ambiguous match); anything else is shown in the prompt (a `FileChange`)."""
         return None
