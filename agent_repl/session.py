@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +56,7 @@ class Session:
         history: list[Message] | None = None,
         ask: ApprovalCallback | None = None,
         permissions: PermissionPolicy | None = None,
-        context_provider: Callable[[Path], str] = session_context,
+        context_provider: Callable[[Path], str] | None = None,
         clock: Callable[[], datetime] = utc_now,
         deferred_tools: frozenset[str] = frozenset(),
         system_prompt: str | None = None,
@@ -120,7 +121,7 @@ class Session:
         # Whether turns also yield the raw stream events (print mode's --include-partial-messages).
         self.stream_events = False
         self.cancelled = asyncio.Event()
-        self._context_provider = context_provider
+        self._context_provider = context_provider or partial(session_context, home=settings.home)
         self.capabilities_checked = False
         # Stamps every entry; the pipeline's time-based decisions use the same clock.
         self.clock = clock
@@ -204,6 +205,12 @@ class Session:
         """The thinking display the requests ask for; None when they name none."""
         thinking = self.request_fields().get("thinking") or {}
         return thinking.get("display")
+
+    def apply_settings(self, **changes: Any) -> None:
+        """Settings changed in place (/config): later requests of this session use them."""
+        self.settings = self.settings.model_copy(update=changes)
+        self._definitions = None
+        self._configure_model()
 
     def turn_off_web_tools(self) -> None:
         """Leave the API's web tools out of every later request of this session."""

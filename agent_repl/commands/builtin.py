@@ -6,11 +6,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agent_repl.commands.agents import agents_command
+from agent_repl.commands.config import config_command
+from agent_repl.commands.doctor import doctor_command
 from agent_repl.commands.effort import effort_command
 from agent_repl.commands.hooks import hooks_command
 from agent_repl.commands.mcp import mcp_command
 from agent_repl.commands.project import init_command, memory_command, permissions_command, status_command
 from agent_repl.commands.registry import Command, CommandContext, CommandRegistry
+from agent_repl.commands.remember import remember_command
 from agent_repl.commands.results import (
     CommandInfo,
     CommandResult,
@@ -266,6 +269,8 @@ def default_registry() -> CommandRegistry:
         Command("agents", "the sub-agent types Task can start", agents_command),
         Command("hooks", "the configured hooks and their last result", hooks_command),
         Command("cost", "tokens and cost of this session", cost_command),
+        Command("config", "show the settings and change one in place", config_command, usage="[KEY [VALUE | --unset] [--project]]"),
+        Command("doctor", "check the installation: Python, ripgrep, tree-sitter, sandbox, endpoint, key, settings", doctor_command),
         Command("status", "version, model, endpoint, session, settings and memory files", status_command),
         Command("sandbox", "the OS sandbox for commands: status, modes, allowed ports", sandbox_command, usage="[on|off|auto|ask|allow-port N|deny-port N]"),
         Command(
@@ -276,6 +281,12 @@ def default_registry() -> CommandRegistry:
             aliases=("allowed-tools",),
         ),
         Command("memory", "edit the project's memory file (AGENTS.md) in $EDITOR", memory_command),
+        Command(
+            "remember",
+            "add a line to the project's or your own memory file (or start a prompt with #)",
+            remember_command,
+            usage="[--project|--user] NOTE",
+        ),
         Command("init", "have the model write an AGENTS.md for this project", init_command, usage="[notes]"),
         Command("exit", "leave", exit_command, aliases=("quit",)),
     ):

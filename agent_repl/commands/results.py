@@ -183,6 +183,52 @@ class PromptRequest:
     shown: str
 
 
+@dataclass(frozen=True)
+class DoctorCheck:
+    """One /doctor check: what was checked, ok / warn / fail, and what was seen."""
+
+    name: str
+    status: Literal["ok", "warn", "fail"]
+    detail: str
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    checks: list[DoctorCheck]
+
+
+@dataclass(frozen=True)
+class ConfigRow:
+    key: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True)
+class ConfigReport:
+    """/config: the settings it changes, their values and where each comes from."""
+
+    rows: list[ConfigRow]
+    user_file: str
+
+
+@dataclass(frozen=True)
+class MemoryTarget:
+    """A memory file a `# note` may go to: the /remember flag that names it, a label, its path."""
+
+    flag: str
+    label: str
+    path: str
+
+
+@dataclass(frozen=True)
+class MemoryChoices:
+    """`# note` with no file named yet: the front end asks which file and runs `/remember FLAG NOTE`."""
+
+    note: str
+    targets: list[MemoryTarget]
+
+
 CommandResult = (
     TextOutput
     | HelpReport
@@ -204,4 +250,7 @@ CommandResult = (
     | PermissionsReport
     | EditorRequest
     | PromptRequest
+    | MemoryChoices
+    | DoctorReport
+    | ConfigReport
 )

@@ -455,6 +455,10 @@ async def _follow_up(result: r.CommandResult, prompt: PromptSession) -> str | No
         what = {"b": "both", "c": "conversation", "o": "code"}.get(answer)
         if what:
             return f"/rewind {result.target.uuid} {what}"
+    if isinstance(result, r.MemoryChoices):
+        answer = await _choose(prompt, "save to which memory? (number, empty to cancel) > ")
+        if answer.isdigit() and 1 <= int(answer) <= len(result.targets):
+            return f"/remember {result.targets[int(answer) - 1].flag} {result.note}"
     if isinstance(result, r.SnipChoices) and result.items:
         answer = await _choose(prompt, "snip which? (ID or ID..ID, empty to cancel) > ")
         if answer:

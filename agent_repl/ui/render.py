@@ -13,12 +13,15 @@ from agent_repl.commands.results import (
     AgentsReport,
     CommandResult,
     CompactDone,
+    ConfigReport,
     ContextView,
     CostReport,
+    DoctorReport,
     EditorRequest,
     ExitRequest,
     HelpReport,
     McpReport,
+    MemoryChoices,
     ModelReport,
     PermissionsReport,
     PromptRequest,
@@ -115,7 +118,40 @@ def render_result(result: CommandResult, *, now: datetime | None = None) -> Rend
         return Text("edited " + ", ".join(result.paths) + " (memory files are read when a session starts: /clear to load)")
     if isinstance(result, PromptRequest):
         return Text(result.shown)
+    if isinstance(result, ConfigReport):
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column(overflow="fold")
+        table.add_column(style="dim", no_wrap=True)
+        for row in result.rows:
+            table.add_row(row.key, show_controls(row.value), row.source)
+        hint = Text("/config KEY VALUE saves to " + result.user_file + " (--project: the project's file); KEY --unset removes", style="dim")
+        return Group(table, hint)
+    if isinstance(result, DoctorReport):
+        return render_doctor(result)
+    if isinstance(result, MemoryChoices):
+        text = Text(f"remember: {result.note}\n", style="bold")
+        for number, target in enumerate(result.targets, 1):
+            text.append(f"{number:>3}  {target.label}  ")
+            text.append(f"{target.path}\n", style="dim")
+        return text
     return Text(repr(result))
+
+
+DOCTOR_MARKS = {"ok": ("✓", "green"), "warn": ("!", "yellow"), "fail": ("✗", "red")}
+
+
+def render_doctor(report: DoctorReport) -> RenderableType:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for check in report.checks:
+        mark, style = DOCTOR_MARKS[check.status]
+        table.add_row(Text(mark, style=style), check.name, show_controls(check.detail))
+    failed = sum(c.status == "fail" for c in report.checks)
+    summary = Text(f"{failed} problem(s) found" if failed else "everything needed works", style="red" if failed else "green")
+    return Group(table, summary)
 
 
 def _rows(rows: list[tuple[str, str]]) -> Table:

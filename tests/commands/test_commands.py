@@ -29,7 +29,7 @@ def test_command_lines_parse_and_paths_are_not_commands():
 
 def test_completion_and_aliases():
     registry = default_registry()
-    assert registry.complete("/co") == ["/context", "/compact", "/cost"]
+    assert registry.complete("/co") == ["/context", "/compact", "/cost", "/config"]
     assert registry.get("quit").name == "exit" and registry.get("/?").name == "help"
     assert registry.get("nope") is None
 

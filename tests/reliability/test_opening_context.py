@@ -48,3 +48,30 @@ def test_a_directory_or_a_missing_link_target_says_so(project: Path):
     (project / "AGENTS.md").symlink_to(project / "gone.md")
     context = session_context(project)
     assert f"{project / 'CLAUDE.md'} was not read" in context and f"{project / 'AGENTS.md'} was not read" in context
+
+
+def test_the_users_own_instruction_files_open_the_context_before_the_projects(project, tmp_path, monkeypatch):
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    user_home = tmp_path / "user"
+    (user_home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(user_home))
+    (home / "AGENTS.md").write_text("Always answer in British English.\n")
+    (user_home / ".claude" / "CLAUDE.md").write_text("Prefer pytest over unittest.\n")
+    (project / "AGENTS.md").write_text("This project uses tabs.\n")
+    context = session_context(project, home=home)
+    assert context.index("British English") < context.index("Prefer pytest") < context.index("uses tabs")
+    assert f"Contents of {home / 'AGENTS.md'} (the user's own instructions" in context
+    # Without a home (sub-agents, tests) only the project's files are read.
+    assert "British English" not in session_context(project)
+
+
+def test_a_users_instruction_file_that_leads_out_of_its_folder_is_not_read(project, tmp_path, monkeypatch):
+    home = tmp_path / "agent-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "nobody"))
+    (tmp_path / "elsewhere").write_text(SECRET + "\n")
+    (home / "AGENTS.md").symlink_to(tmp_path / "elsewhere")
+    context = session_context(project, home=home)
+    assert "opening-context-outside-secret" not in context
+    assert f"{home / 'AGENTS.md'} was not read: it is not a regular file inside {home}." in context

@@ -55,11 +55,19 @@ def git_summary(cwd: Path, max_status_lines: int = 30) -> str:
     return f"Git branch: {branch}\nGit status:\n{shown}{more}"
 
 
+def user_instruction_files(home: Path) -> list[tuple[Path, Path]]:
+    """The user's own instruction files, each with the folder it must stay inside: the agent's
+    `<home>/AGENTS.md`, and Claude Code's `~/.claude/CLAUDE.md` for users who bring theirs."""
+    claude = Path(os.path.expanduser("~")) / ".claude"
+    return [(home / "AGENTS.md", home), (claude / "CLAUDE.md", claude)]
+
+
 def instruction_text(path: Path, cwd: Path) -> str | None:
-    """The text of a project instruction file (at most MAX_INSTRUCTION_FILE_CHARS, marked when cut),
-    or None when there is none to read: it must be a regular file that Read would read unasked,
-    inside the project, so a link a repository ships cannot put a file from elsewhere (a key, a
-    shell's rc file, /proc) into the model's context before anyone approved anything."""
+    """The text of an instruction file (at most MAX_INSTRUCTION_FILE_CHARS, marked when cut), or
+    None when there is none to read: it must be a regular file that Read would read unasked,
+    inside `cwd` (the project, or the user's own folder for their files), so a link a repository
+    ships cannot put a file from elsewhere (a key, a shell's rc file, /proc) into the model's
+    context before anyone approved anything."""
     project = (Path(os.path.realpath(cwd)),)
     if refusal(path) is not None or not inside(Path(os.path.realpath(path)), project):
         return None
@@ -84,9 +92,18 @@ def instruction_text(path: Path, cwd: Path) -> str | None:
     return text
 
 
-def session_context(cwd: Path, today: date | None = None) -> str:
-    """The opening meta message: date, git state and the project's instruction files."""
+def session_context(cwd: Path, today: date | None = None, *, home: Path | None = None) -> str:
+    """The opening meta message: date, git state, the user's own instruction files (given the
+    agent's home) and then the project's, so the project's word comes last."""
     parts = [f"Today's date: {(today or date.today()).isoformat()}", git_summary(cwd)]
+    for path, folder in user_instruction_files(home) if home is not None else []:
+        if not os.path.lexists(path):
+            continue
+        text = instruction_text(path, folder)
+        if text is None:
+            parts.append(f"{path} was not read: it is not a regular file inside {folder}.")
+        else:
+            parts.append(f"Contents of {path} (the user's own instructions, for every project):\n\n{text}")
     for name in PROJECT_INSTRUCTION_FILES:
         path = cwd / name
         if not os.path.lexists(path):

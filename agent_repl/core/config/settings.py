@@ -241,7 +241,7 @@ TRUST_FREE_KEYS = {"permissions", "credential_env", "project_mcp_servers", "proj
 USER_ONLY_KEYS = {"api_key", "api_key_helper"}
 
 
-def _read_settings_file(path: Path, *, user: bool = False, ignored: list[str] | None = None) -> dict[str, Any]:
+def read_settings_file(path: Path, *, user: bool = False, ignored: list[str] | None = None) -> dict[str, Any]:
     """The file's settings, validated. With `ignored` (an untrusted project's file, which applies
     nothing but its deny rules) unknown and user-only keys are listed there and dropped instead of
     stopping the start."""
@@ -319,11 +319,11 @@ def load_settings(
     home = home_from_env(env)
     user_file, project_file = settings_files(cwd, env)
     data: dict[str, Any] = {}
-    data = _merge(data, _read_settings_file(user_file, user=True))
+    data = _merge(data, read_settings_file(user_file, user=True))
     status = WorkspaceTrust(home).status(cwd) if trusted is None else TrustStatus(trusted)
     is_trusted = status.trusted
     unknown: list[str] = []
-    project = _read_settings_file(project_file, ignored=None if is_trusted else unknown)
+    project = read_settings_file(project_file, ignored=None if is_trusted else unknown)
     if "mcp_servers" in project:
         project["project_mcp_servers"] = project.pop("mcp_servers")
     if "hooks" in project:

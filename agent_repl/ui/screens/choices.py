@@ -11,6 +11,7 @@ from datetime import datetime
 from textual.screen import ModalScreen
 
 from agent_repl.commands import results as r
+from agent_repl.ui.screens.memory import MemoryPicker
 from agent_repl.ui.screens.pickers import ResumePicker, SnipPicker
 from agent_repl.ui.screens.rewind import RewindOptionsScreen, RewindPicker
 
@@ -25,4 +26,6 @@ def picker_for(result: r.CommandResult, now: datetime | None) -> tuple[str, Moda
         return "/rewind", RewindOptionsScreen(result.target)
     if isinstance(result, r.SnipChoices) and result.items:
         return "/snip", SnipPicker(result.items)
+    if isinstance(result, r.MemoryChoices):
+        return "/remember", MemoryPicker(result)
     return None
