@@ -335,6 +335,7 @@ async def close_session(session: Session, reason: str = "other") -> None:
         await session_end(session, reason)
     except SessionWriteError:
         pass  # the transcript cannot take the failure line; closing goes on
+    await session.shells.close()
     if session.memory is not None:
         await session.memory.aclose()
     if session.mcp is not None:

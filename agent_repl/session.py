@@ -32,6 +32,7 @@ from agent_repl.core.model.transcript_sink import SessionWriteError, TranscriptS
 from agent_repl.core.permissions.mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions.rules import ApprovalCallback, PermissionPolicy
 from agent_repl.core.sandbox import Sandbox
+from agent_repl.core.tooling.background import BackgroundShells
 from agent_repl.core.tooling.file_state import ReadLedger
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool, ToolPorts
@@ -102,7 +103,9 @@ class Session:
         # History entries and tool output are kept without credentials (see agent_repl.core.tooling.redaction).
         self.redactor = SecretRedactor.for_settings(settings)
         self.tool_state: dict[str, Any] = {}
-        self.tool_ports = ToolPorts()
+        # The Bash commands running in the background; killed when the session closes.
+        self.shells = BackgroundShells()
+        self.tool_ports = ToolPorts(shells=self.shells)
         # What Edit and Write check: the files the model read or wrote, as they were then.
         self.files = ReadLedger()
         self.mode = ModeHolder()
@@ -227,6 +230,25 @@ class Session:
         Notification hook that failed)."""
         notices, self.pending_notices = self.pending_notices, []
         return notices + (self.mcp.take_notices() if self.mcp is not None else [])
+
+    def take_task_notifications(self) -> list[str]:
+        """Background shells that ended since the model last heard, each announced once; a
+        sub-agent shares its parent's shells but leaves the announcing to the parent."""
+        return [] if self.agent_id is not None else self.shells.take_notifications()
+
+    def add_directory(self, path: Path) -> Path:
+        """Work in `path` too for the rest of the session (`/add-dir`, `--add-dir`): the tools may
+        read and edit there as in the project, and sandboxed commands may write there. Raises
+        NotADirectoryError for a path that is not an existing directory."""
+        directory = path.expanduser().resolve()
+        if not directory.is_dir():
+            raise NotADirectoryError(f"{path} is not a directory")
+        if directory not in self.settings.add_dirs:
+            self.settings.add_dirs.append(directory)
+        if directory not in self.permissions.roots:
+            self.permissions.roots = (*self.permissions.roots, directory)
+        self.sandbox.add_write_root(directory)
+        return directory
 
     def _hook_permission_mode(self) -> str:
         return "bypassPermissions" if self.settings.skip_permissions else self.mode.mode.value

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from agent_repl.core.tooling.tool import Tool
 from agent_repl.tools.bash import Bash, BashArgs
+from agent_repl.tools.bash_output import BashOutput, BashOutputArgs
 from agent_repl.tools.edit import Edit, EditArgs
 from agent_repl.tools.exit_plan_mode import ExitPlanMode, ExitPlanModeArgs
 from agent_repl.tools.glob import Glob, GlobArgs
 from agent_repl.tools.grep import Grep, GrepArgs
+from agent_repl.tools.kill_shell import KillShell, KillShellArgs
 from agent_repl.tools.read import Read, ReadArgs
 from agent_repl.tools.snip import Snip, SnipArgs
 from agent_repl.tools.todo_write import TodoWrite, TodoWriteArgs
@@ -16,6 +18,8 @@ from agent_repl.tools.write import Write, WriteArgs
 __all__ = [
     "Bash",
     "BashArgs",
+    "BashOutput",
+    "BashOutputArgs",
     "Edit",
     "EditArgs",
     "ExitPlanMode",
@@ -24,6 +28,8 @@ __all__ = [
     "GlobArgs",
     "Grep",
     "GrepArgs",
+    "KillShell",
+    "KillShellArgs",
     "Read",
     "ReadArgs",
     "Snip",
@@ -38,5 +44,7 @@ __all__ = [
 
 def builtin_tools() -> list[Tool]:
     """One instance of each built-in tool, sorted by name (the API tool list must be byte-stable)."""
-    tools: list[Tool] = [Bash(), Edit(), ExitPlanMode(), Glob(), Grep(), Read(), Snip(), TodoWrite(), Write()]
+    tools: list[Tool] = [
+        Bash(), BashOutput(), Edit(), ExitPlanMode(), Glob(), Grep(), KillShell(), Read(), Snip(), TodoWrite(), Write()
+    ]
     return sorted(tools, key=lambda tool: tool.name)

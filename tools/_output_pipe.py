@@ -22,7 +22,7 @@ _CHUNKS_PER_WAKEUP = 8
 class OutputPipe:
     """Copies what the command writes into `out_fd` (the output file, owned by this pipe from now on)."""
 
-    def __init__(self, out_fd: int) -> None:
+    def __init__(self, out_fd: int, *, limit_bytes: int | None = None) -> None:
         self.read_fd, self.write_fd = os.pipe()
         with contextlib.suppress(OSError):  # fewer wake-ups for a flood of output; the default works too
             fcntl.fcntl(self.read_fd, fcntl.F_SETPIPE_SZ, _CHUNK_BYTES)
@@ -31,6 +31,10 @@ class OutputPipe:
         self.link = f"pipe:[{os.fstat(self.read_fd).st_ino}]"
         # Why the output could not be kept (a full disk); the command still runs to its end.
         self.error: OSError | None = None
+        # Past this many bytes the output is read and dropped (a background command's file stays bounded).
+        self.limit_bytes = limit_bytes
+        self.kept_bytes = 0
+        self.dropped_bytes = 0
         self._eof = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -57,6 +61,11 @@ class OutputPipe:
         if self.error is not None:
             return  # keep reading (a command blocked on a full pipe would hang), keep nothing
         view = memoryview(data)
+        if self.limit_bytes is not None:
+            room = max(0, self.limit_bytes - self.kept_bytes)
+            self.dropped_bytes += max(0, len(view) - room)
+            view = view[:room]
+        self.kept_bytes += len(view)
         try:
             while view:
                 view = view[os.write(self.out_fd, view) :]

@@ -18,6 +18,7 @@ from agent_repl.core.permissions.credentials import child_environment, credentia
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.sandbox.outcome import explain
+from agent_repl.core.tooling.background import MAX_OUTPUT_BYTES, BackgroundShells
 from agent_repl.core.tooling.persisted_output import ensure_private_dir, persist_file
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
@@ -37,7 +38,7 @@ trap '__agent_repl_status=$?; builtin pwd -P >| "$__agent_repl_cwd_file" 2>/dev/
 eval "$__agent_repl_command"
 """
 
-Outcome = Literal["exited", "timeout", "cancelled"]
+Outcome = Literal["exited", "timeout", "cancelled", "backgrounded"]
 
 
 class RunningCommand(Protocol):
@@ -67,6 +68,12 @@ class BashArgs(ToolArgs):
         default=None,
         description="Run outside the OS sandbox (default false); only after the sandbox blocked the command. "
         "The user is always asked.",
+    )
+
+    run_in_background: bool | None = Field(
+        default=None,
+        description="Set to true to run this command in the background; read its output later with "
+        "BashOutput and stop it with KillShell",
     )
 
     @field_validator("command")
@@ -157,6 +164,30 @@ def _with_sandbox_note(result: ToolOutput, sandbox: Sandbox | None, code: int | 
     return result
 
 
+def _to_background(
+    args: BashArgs,
+    shells: BackgroundShells,
+    proc: RunningCommand,
+    pipe: OutputPipe,
+    out_path: Path,
+    cwd_path: Path,
+    *,
+    moved: bool,
+) -> ToolOutput:
+    """Hand the started command over to the session's background shells and answer at once."""
+    pipe.limit_bytes = MAX_OUTPUT_BYTES
+    shell = shells.adopt(args.command, args.description or "", proc, pipe, out_path, leftovers=(cwd_path,))
+    how = "The user moved this command to the background" if moved else "Command running in background"
+    text = (
+        f"{how} with ID: {shell.shell_id}. Read its output with BashOutput and stop it with KillShell; "
+        "you will be told when it finishes."
+    )
+    structured = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False,
+                  "backgroundTaskId": shell.shell_id}
+    label = args.description or args.command.strip().split("\n", 1)[0][:80]
+    return ToolOutput(content=text, structured=structured, summary=f"{label}: in the background ({shell.shell_id})")
+
+
 class Bash(Tool[BashArgs]):
     name: ClassVar[str] = "Bash"
     args_model = BashArgs
@@ -178,6 +209,9 @@ class Bash(Tool[BashArgs]):
     async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
         if ctx.cancelled.is_set():
             return ToolOutput.error("Command was not run: the turn was interrupted.", summary="interrupted")
+        shells = ctx.ports.shells
+        if args.run_in_background and shells is None:
+            return ToolOutput.error("Error: background commands are not available in this session.")
         cwd = current_cwd(ctx)
         timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
         sandbox = ctx.sandbox if ctx.sandbox is not None and ctx.sandbox.active else None
@@ -193,7 +227,7 @@ class Bash(Tool[BashArgs]):
         except OSError as exc:
             return ToolOutput.error(f"Could not create the output file for Bash: {exc}")
         out_path, cwd_path = Path(out_name), Path(cwd_name)
-        pipe = OutputPipe(out_fd)
+        pipe = OutputPipe(out_fd, limit_bytes=MAX_OUTPUT_BYTES if args.run_in_background else None)
         try:
             try:
                 argv = ["bash", "-c", _WRAPPER, "bash", cwd_name, args.command]
@@ -217,12 +251,19 @@ class Bash(Tool[BashArgs]):
             out_path.unlink(missing_ok=True)
             cwd_path.unlink(missing_ok=True)
             return ToolOutput.error(f"Could not start bash: {exc}")
+        if args.run_in_background and shells is not None:
+            return _to_background(args, shells, proc, pipe, out_path, cwd_path, moved=False)
+        handed_over = False
         try:
             try:
                 outcome = await self._supervise(proc, timeout_ms / 1000, ctx, out_path)
+                if outcome == "backgrounded" and shells is not None:
+                    handed_over = True
+                    return _to_background(args, shells, proc, pipe, out_path, cwd_path, moved=True)
                 stopped = await self._stop_output_holders(pipe)
             finally:
-                pipe.close()
+                if not handed_over:
+                    pipe.close()
             if pipe.error is not None:
                 raise pipe.error
             self._learn_cwd(cwd_path, ctx)
@@ -231,8 +272,9 @@ class Bash(Tool[BashArgs]):
         except OSError as exc:  # e.g. the disk is full
             return ToolOutput.error(f"Bash ran, but its output could not be collected: {exc}")
         finally:
-            cwd_path.unlink(missing_ok=True)
-            out_path.unlink(missing_ok=True)
+            if not handed_over:
+                cwd_path.unlink(missing_ok=True)
+                out_path.unlink(missing_ok=True)
 
     async def _supervise(
         self, proc: RunningCommand, timeout_s: float, ctx: ToolContext, out_path: Path
@@ -242,12 +284,19 @@ class Bash(Tool[BashArgs]):
         deadline = loop.time() + timeout_s
         wait_task = asyncio.ensure_future(proc.wait())
         cancel_task = asyncio.ensure_future(ctx.cancelled.wait())
+        shells = ctx.ports.shells
+        watched = {wait_task, cancel_task}
+        if shells is not None:  # Ctrl+B moves this command to the background
+            shells.move_requested.clear()
+            shells.foreground_running += 1
+            move_task = asyncio.ensure_future(shells.move_requested.wait())
+            watched.add(move_task)
         last_size = 0
         outcome: Outcome = "timeout"
         try:
             while (remaining := deadline - loop.time()) > 0:
                 done, _ = await asyncio.wait(
-                    {wait_task, cancel_task},
+                    watched,
                     timeout=min(self.progress_interval, remaining),
                     return_when=asyncio.FIRST_COMPLETED,
                 )
@@ -256,6 +305,8 @@ class Bash(Tool[BashArgs]):
                 if cancel_task in done:
                     outcome = "cancelled"
                     break
+                if shells is not None and move_task in done:
+                    return "backgrounded"
                 try:
                     size = out_path.stat().st_size
                     tail = _read_tail(out_path, size) if size != last_size else None
@@ -272,6 +323,10 @@ class Bash(Tool[BashArgs]):
             raise
         finally:
             cancel_task.cancel()
+            if shells is not None:
+                shells.foreground_running -= 1
+                shells.move_requested.clear()
+                move_task.cancel()
             if not wait_task.done():
                 wait_task.cancel()
 

@@ -139,6 +139,9 @@ class SubagentRunner:
         child.agent_id = agent_id
         child.hooks = parent.hooks
         child.start_source = None
+        # Its background commands are the session's: /bashes lists them, the session's end kills them.
+        child.shells = parent.shells
+        child.tool_ports.shells = parent.shells
         child.files = ReadLedger(seen=dict(parent.files.seen))
         if parent.file_history is not None:
             child.file_history = _Checkpoints(parent.file_history)

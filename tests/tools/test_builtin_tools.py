@@ -10,15 +10,18 @@ from agent_repl.tools import builtin_tools
 def test_sorted_with_limits_and_flags() -> None:
     tools = builtin_tools()
     assert [t.name for t in tools] == [
-        "Bash", "Edit", "ExitPlanMode", "Glob", "Grep", "Read", "Snip", "TodoWrite", "Write",
+        "Bash", "BashOutput", "Edit", "ExitPlanMode", "Glob", "Grep", "KillShell", "Read", "Snip", "TodoWrite",
+        "Write",
     ]
     limits = {t.name: (t.max_result_size_chars, t.is_read_only, t.microcompact_clearable) for t in tools}
     assert limits == {
         "Bash": (30_000, False, True),
+        "BashOutput": (30_000, True, True),
         "Edit": (50_000, False, True),
         "ExitPlanMode": (50_000, False, False),
         "Glob": (100_000, True, True),
         "Grep": (20_000, True, True),
+        "KillShell": (50_000, True, False),
         "Read": (None, True, True),
         "Snip": (50_000, True, False),
         "TodoWrite": (50_000, True, False),

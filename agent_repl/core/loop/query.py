@@ -141,12 +141,19 @@ async def _open_turn(out: Step[End | None], session: TurnSession, state: State, 
     session.announced_mode = session.mode.mode
     if reminder:
         await session.append(UserMessage(content=reminder, is_meta=True))
+    await _announce_background(session)
     async for event in notices(session):
         yield event
     budget = parse_budget(prompt) or session.settings.max_output_budget
     state.budget = TokenBudget(budget) if budget else None
     await session.ensure_capabilities()
     out.decide(None)
+
+
+async def _announce_background(session: TurnSession) -> None:
+    """Background commands that ended since the last request: the model hears of each once."""
+    for text in session.take_task_notifications():
+        await session.append(UserMessage(content=text, is_meta=True))
 
 
 @step
@@ -324,6 +331,7 @@ async def _after_reply(
             yield event
         if session.cancelled.is_set():
             raise Interrupted(INTERRUPTED_FOR_TOOL_USE)
+        await _announce_background(session)
         if tools.result is not None:
             async for event in warn(session, tools.result):
                 yield event

@@ -103,6 +103,13 @@ class Sandbox:
         self.policy = replace(self.policy, allow_ports=tuple(self.settings.allow_ports))
         self.close()
 
+    def add_write_root(self, directory: Path) -> None:
+        """Let later commands write in `directory` too (/add-dir); the rules are rebuilt."""
+        if directory in self.policy.write_roots:
+            return
+        self.policy = replace(self.policy, write_roots=(*self.policy.write_roots, directory))
+        self.close()
+
     # How a command enters it.
 
     async def spawn(self, argv: Sequence[str], **popen: Any) -> SandboxedProcess:

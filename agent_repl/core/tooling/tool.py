@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from agent_repl.core.model.messages import DocumentBlock, ImageBlock, TextBlock, ToolReferenceBlock
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.sandbox import Sandbox
+from agent_repl.core.tooling.background import BackgroundShells
 from agent_repl.core.tooling.file_state import ReadLedger
 
 
@@ -67,10 +68,12 @@ class SubagentStarter(Protocol):
 @dataclass
 class ToolPorts:
     """What the session lends its tools beyond files and processes: the context pipeline's snip
-    (for Snip) and the sub-agent runner (for Task)."""
+    (for Snip), the sub-agent runner (for Task) and the background shells (Bash, BashOutput,
+    KillShell)."""
 
     snip: SnipCallback | None = None
     subagents: SubagentStarter | None = None
+    shells: BackgroundShells | None = None
 
 
 DEFAULT_MAX_RESULT_SIZE_CHARS = 50_000

@@ -1,0 +1,40 @@
+"""KillShell: stops a background shell and its whole process group (Claude Code's tool name and input)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
+from agent_repl.tools._common import ToolArgs
+
+
+class KillShellArgs(ToolArgs):
+    shell_id: str = Field(min_length=1, description="The ID of the background shell to kill")
+
+
+class KillShell(Tool[KillShellArgs]):
+    name: ClassVar[str] = "KillShell"
+    args_model = KillShellArgs
+    # It only stops a command the session itself started in the background: nothing to ask.
+    is_read_only: ClassVar[bool] = True
+    description: ClassVar[str] = load_description(__file__, "kill_shell")
+
+    async def run(self, args: KillShellArgs, ctx: ToolContext) -> ToolOutput:
+        shells = ctx.ports.shells
+        if shells is None:
+            return ToolOutput.error("Error: background commands are not available in this session.")
+        shell = shells.get(args.shell_id)
+        if shell is None:
+            return ToolOutput.error(f"Error: no background shell {args.shell_id!r}. Known: {shells.known_ids()}")
+        if shell.status != "running":
+            code = f" (exit code {shell.exit_code})" if shell.exit_code is not None else ""
+            return ToolOutput.error(f"Shell {shell.shell_id} is not running: it {shell.status}{code}.")
+        await shells.kill(shell)
+        structured = {"shell_id": shell.shell_id, "command": shell.command, "message": f"Killed {shell.shell_id}"}
+        return ToolOutput(
+            content=f"Killed background shell {shell.shell_id} ({shell.command}).",
+            structured=structured,
+            summary=f"killed {shell.shell_id}",
+        )
