@@ -131,7 +131,7 @@ class Session:
         # Runs the compactions the pipeline, /compact and recovery ask for (agent_repl.context has one).
         self.compactor: Compaction | None = None
         # Called after every turn that reached the model (background work such as session memory).
-        self.after_turn_hooks: list[Callable[[Session], None]] = []
+        self.after_turn_hooks: list[Callable[[Session, int | None], None]] = []
         # The session's notes, when it keeps them.
         self.memory: SessionMemory | None = None
         # The MCP servers, when any are configured.

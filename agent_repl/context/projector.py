@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from agent_repl.context.boundary import is_refused
 from agent_repl.context.cache_ttl import cache_marks, cold_after_minutes
 from agent_repl.context.estimate import (
     estimate_request,
@@ -34,7 +35,7 @@ from agent_repl.context.state import PipelineState
 from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefixes
 from agent_repl.core.api.deferred_tools import boundary_loaded_tools
 from agent_repl.core.loop.projection import Action, Projection, StageReport
-from agent_repl.core.model.messages import Message, Usage, UserMessage
+from agent_repl.core.model.messages import Message, SystemMessage, Usage, UserMessage
 from agent_repl.transcript.records import TokenRatioRecord
 
 MIN_DELTA_FOR_RATIO = 1_000
@@ -50,6 +51,9 @@ class Pipeline:
         self._pending_delta: tuple[int, int] | None = None
         # Records `observe_response` applied that the caller has not written yet (`take_records`).
         self._unwritten: list[Any] = []
+        # The last view projected for a request, and how long the history was then.
+        self._last_view: list[Message] | None = None
+        self._projected_length = 0
 
     def configure_endpoint(self, *, cache_editing: bool) -> None:
         self.state.config.cache_editing = cache_editing
@@ -96,7 +100,22 @@ class Pipeline:
         self.state.tokens.pending_estimate = projection.estimated_tokens
         self._pending_delta = self._delta_since_usage(projection.view)
         self.state.facts.forget_all_but(projection.view)
+        self._last_view, self._projected_length = projection.view, len(history)
         return projection
+
+    def next_request_tokens(self, history: list[Message]) -> int | None:
+        """The next request's estimated size without running the stages again: the last view
+        projected and the entries appended since that the boundary slice keeps. None before the
+        first projection, or when a compaction came after it (the next view starts anew)."""
+        if self._last_view is None or len(history) < self._projected_length:
+            return None
+        later = history[self._projected_length :]
+        if any(isinstance(m, SystemMessage) and m.subtype == "compact_boundary" for m in later):
+            return None
+        shown = {m.uuid for m in self._last_view}
+        hidden = self.state.snip.snipped | self.state.compaction.excluded | self.state.rewound
+        added = [m for m in later if m.uuid not in shown and m.uuid not in hidden and not is_refused(m)]
+        return token_count_with_estimation([*self._last_view, *added], self.state)
 
     def preview(self, history: list[Message], state: PipelineState | None = None) -> Projection:
         """The same projection on `state`, by default a copy of this pipeline's: nothing here changes."""

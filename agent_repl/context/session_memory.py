@@ -120,19 +120,23 @@ class SessionMemory:
         threshold = self.first_after_tokens if self._tokens_at_extraction is None else self.every_tokens
         return tokens - self._baseline >= threshold
 
-    def maybe_start(self, session: ContextSession) -> None:
-        """An after-turn hook: start an extraction in the background when the conversation has grown enough."""
+    def maybe_start(self, session: ContextSession, tokens: int | None = None) -> None:
+        """An after-turn hook: start an extraction in the background when the conversation has grown
+        enough. `tokens`: the next request's estimate the turn ended with; without it, a dry run measures."""
         if self.extracting or self.is_paused:
             return
-        try:
-            projection = session.projector.project(session.messages, dry_run=True)
-        except Exception as exc:  # runs inside the turn: never raise into the loop
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            logger.warning("session memory: cannot measure the conversation: %s", self.last_error)
+        if tokens is None:
+            try:
+                projection = session.projector.project(session.messages, dry_run=True)
+            except Exception as exc:  # runs inside the turn: never raise into the loop
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                logger.warning("session memory: cannot measure the conversation: %s", self.last_error)
+                return
+            if not projection.view:
+                return
+            tokens = projection.estimated_tokens
+        elif tokens <= 0:
             return
-        if not projection.view:
-            return
-        tokens = projection.estimated_tokens
         self._baseline = min(self._baseline, tokens)
         if not self.due(tokens):
             return

@@ -73,9 +73,10 @@ class AgentApp(App[int]):
             self.event = event
 
     class TurnFinished(Message):
-        def __init__(self, reason: str) -> None:
+        def __init__(self, reason: str, next_request_tokens: int | None = None) -> None:
             super().__init__()
             self.reason = reason
+            self.next_request_tokens = next_request_tokens
 
     class PermissionAsked(Message):
         def __init__(self, request: PermissionRequest) -> None:
@@ -263,7 +264,7 @@ class AgentApp(App[int]):
         session = self.session
         assert session is not None
         self.working.start("Working")
-        reason = "error"
+        reason, tokens = "error", None
         try:
             if self._sdk_ready is not None and not self._sdk_ready.done():
                 self.working.label = "Loading the API client"
@@ -276,24 +277,24 @@ class AgentApp(App[int]):
             async for event in events:
                 self.post_message(self.AgentEventPosted(event))
                 if isinstance(event, TurnEnded):
-                    reason = event.reason
+                    reason, tokens = event.reason, event.next_request_tokens
         except Exception as exc:  # the loop reports API errors as events; this is a bug, shown, not fatal
             await self.conversation.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")
         finally:
-            self.post_message(self.TurnFinished(reason))
+            self.post_message(self.TurnFinished(reason, tokens))
 
     async def on_agent_app_agent_event_posted(self, message: AgentEventPosted) -> None:
         session = self.session
         if session is None:
             return
-        await self.conversation.apply(message.event, session.messages)
+        await self.conversation.apply(message.event)
         from agent_repl.core.model.events import PermissionModeChanged, ToolResultEvent
 
         match message.event:
             case PermissionModeChanged():
                 self.session_display.show_mode(session)
             case ToolResultEvent(name="TodoWrite"):
-                self.session_display.show_todos(session)
+                self.session_display.show_todo_result(message.event)
         self.status.apply(message.event, cost_usd=session.cost_total_usd)
         self.working.apply(message.event)
 
@@ -302,9 +303,8 @@ class AgentApp(App[int]):
         self.busy = False
         self.working.stop()
         if self.session is not None:
-            await self.conversation.add_messages(self.session.messages)
             self.session_display.refresh_marks(self.session)
-            self.session_display.refresh_context_figure(self.session)
+            self.session_display.show_context_figure(self.session, message.next_request_tokens)
         self._next_pending()
 
     # -- commands --------------------------------------------------------------------------------

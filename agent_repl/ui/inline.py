@@ -37,16 +37,19 @@ from agent_repl.core.config.trust import NOT_TRUSTED_NOTICE, trust_question
 from agent_repl.core.model.events import (
     AgentEvent,
     AssistantMessageEvent,
+    EntryAppended,
     ErrorEvent,
     PermissionModeChanged,
     RequestRetry,
     SubagentProgress,
+    SystemMessageEvent,
     TextDelta,
     ThinkingDelta,
     ToolProgress,
     ToolResultEvent,
     ToolUseStarted,
     TurnEnded,
+    TurnStarted,
 )
 from agent_repl.core.model.visible import show_controls
 from agent_repl.core.model.web_results import SERVER_TOOL_NAMES, web_result_summary
@@ -410,12 +413,16 @@ def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
 
 async def _run_one_turn(session: Session, text: str, renderer: InlineRenderer) -> None:
     shell = shell_command(text)
+    output = ""
     with interrupt_keys(session.interrupt):
         async for event in session.run_shell(shell) if shell is not None else session.run_turn(text):
             renderer.render(event)
+            if isinstance(event, TurnStarted):
+                output = ""
+            elif isinstance(event, EntryAppended | SystemMessageEvent):
+                # The command's output (a `<bash-stdout>` record) is the last entry after its prompt.
+                output = event.message.text()
     if shell is not None:
-        # The command's output is the newest history entry (a `<bash-stdout>` record).
-        output = session.messages[-1].text() if session.messages else ""
         shown = re.sub(r"</?bash-(stdout|stderr)>", "", output)
         renderer.console.print(Text("! ", style="bold magenta").append(tool_render.one_line(shell, 200), style="bold"))
         renderer.console.print(Padding(tool_render.terminal_output(shown.strip("\n") or "(no output)"), (0, 0, 0, 2)))

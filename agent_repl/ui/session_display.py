@@ -13,6 +13,7 @@ from agent_repl.ui.widgets.status_line import StatusLine, model_label
 from agent_repl.ui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
+    from agent_repl.core.model.events import ToolResultEvent
     from agent_repl.session import Session
 
 WELCOME = (
@@ -61,10 +62,33 @@ class SessionDisplay:
         rewound = pipeline_state(session).rewound
         self.todos.show(latest_todos(m for m in session.messages if m.uuid not in rewound))
 
+    def show_todo_result(self, event: ToolResultEvent) -> None:
+        """A TodoWrite call finished: the list it left, from its result."""
+        from agent_repl.core.model.todos import parse_todos
+
+        structured = event.message.tool_use_result
+        todos = parse_todos(structured.get("newTodos")) if isinstance(structured, dict) and not event.is_error else None
+        if todos is not None:
+            self.todos.show(todos)
+
     def show_mode(self, session: Session) -> None:
         from agent_repl.core.permissions.mode import MODE_LABELS
 
         self.status.set_mode(MODE_LABELS[session.permission_mode])
+
+    def show_context_figure(self, session: Session, next_request_tokens: int | None) -> None:
+        """The status line's context figure after a turn: the estimate its `TurnEnded` carried, or a
+        dry run when it carried none (no request has been projected yet)."""
+        if next_request_tokens is None:
+            self.refresh_context_figure(session)
+            return
+        from agent_repl.ui.session_info import pipeline_state
+
+        try:
+            config = pipeline_state(session).config
+        except TypeError:  # a session without the context pipeline keeps the last reported figure
+            return
+        self.status.set_context(next_request_tokens, config.context_window, config.effective_window)
 
     def refresh_context_figure(self, session: Session) -> None:
         """The status line's context figure, from the dry-run projection /context shows as well."""

@@ -10,7 +10,14 @@ from typing import Any
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.loop import query as loop
-from agent_repl.core.model.events import AgentEvent, ContextProjected, TextDelta, ThinkingDelta, TurnEnded
+from agent_repl.core.model.events import (
+    AgentEvent,
+    ContextProjected,
+    EntryAppended,
+    TextDelta,
+    ThinkingDelta,
+    TurnEnded,
+)
 from agent_repl.core.model.messages import AssistantMessage, UserMessage
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
@@ -22,11 +29,12 @@ BASH = {"name": "Bash", "input": {"command": "true"}}
 
 
 def sequence(events: list[AgentEvent]) -> list[str]:
-    """Event class names in order, a run of deltas of one kind shown once."""
+    """Event class names in order, a run of deltas of one kind shown once; the entries announced on
+    their own (`EntryAppended`, tests/core/test_entries.py) left out."""
     names: list[str] = []
     for event in events:
         name = type(event).__name__
-        if isinstance(event, DELTAS) and names and names[-1] == name:
+        if isinstance(event, EntryAppended) or (isinstance(event, DELTAS) and names and names[-1] == name):
             continue
         names.append(name)
     return names

@@ -32,20 +32,20 @@ async def test_thinking_streams_dimmed_then_the_finished_thought_takes_its_place
         await wait_for(pilot, lambda: "SessionReady" in names(seen))
         conversation = app.conversation
         for part in ["First I list ", "the files.\nThen I read ", "the readme.\nThen I check\nthe tests."]:
-            await conversation.apply(ThinkingDelta(text=part), [])
+            await conversation.apply(ThinkingDelta(text=part))
         await pilot.pause()
         [streaming] = [w for w in conversation.children if isinstance(w, StreamingThinkingView)]
         shown = str(streaming.render())
         assert "the tests." in shown and "First I list" not in shown  # the last three lines only
 
         message = thought("t-1", "First I list the files.\nThen I read the readme.\nThen I check\nthe tests.")
-        await conversation.apply(AssistantMessageEvent(message=message), [message])
+        await conversation.apply(AssistantMessageEvent(message=message))
         await pilot.pause()
         assert kinds(app) == ["ThinkingView"]
 
         # Interrupted mid-thought: the streamed part goes, nothing half-drawn stays.
-        await conversation.apply(ThinkingDelta(text="Half a tho"), [message])
+        await conversation.apply(ThinkingDelta(text="Half a tho"))
         assert kinds(app) == ["ThinkingView", "StreamingThinkingView"]
-        await conversation.apply(TurnEnded(reason="interrupted", num_requests=1, usage=Usage()), [message])
+        await conversation.apply(TurnEnded(reason="interrupted", num_requests=1, usage=Usage()))
         await pilot.pause()
         assert kinds(app) == ["ThinkingView"]

@@ -83,6 +83,11 @@ class Projection:
 class Projector(Protocol):
     def project(self, history: list[Message], *, dry_run: bool = False) -> Projection: ...
 
+    def next_request_tokens(self, history: list[Message]) -> int | None:
+        """The next request's estimated size from the last projection and what the history gained
+        since, without projecting again; None when only a projection can tell."""
+        ...
+
     def check(self, estimated_tokens: int) -> Action | None:
         """The pipeline's checks again, on a count already projected (after a compaction failed)."""
         ...

@@ -36,6 +36,7 @@ from agent_repl.core.api.failures import (
 from agent_repl.core.api.thinking_prefix import reply_prefixes
 from agent_repl.core.loop import hooks as loop_hooks
 from agent_repl.core.loop.compact import compact_now
+from agent_repl.core.loop.entries import with_entries
 from agent_repl.core.loop.projection import Block, Compact, Projection
 from agent_repl.core.loop.recovery import recover
 from agent_repl.core.loop.reply import (
@@ -83,8 +84,13 @@ if TYPE_CHECKING:
 MAX_PAUSE_CONTINUATIONS = 10
 
 
-async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
-    """The turn's events: its opening, then passes of the loop until one decides to end it."""
+def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None = None) -> AsyncIterator[AgentEvent]:
+    """The turn's events: its opening, then passes of the loop until one decides to end it; every
+    entry it appends is in one of them."""
+    return with_entries(session, _turn(session, prompt, max_turns))
+
+
+async def _turn(session: TurnSession, prompt: str, max_turns: int | None) -> AsyncIterator[AgentEvent]:
     session.cancelled.clear()
     state = State()
     opening = _open_turn(session, state, prompt)
@@ -110,10 +116,18 @@ async def run_turn(session: TurnSession, prompt: str, *, max_turns: int | None =
 
 
 def _ended(session: TurnSession, state: State, reason: TurnEndReason) -> TurnEnded:
+    """The turn's last event, with the next request's estimate its after-turn hooks read too."""
+    tokens = session.projector.next_request_tokens(session.messages)
     if state.requests:
         for hook in session.after_turn_hooks:
-            hook(session)
-    return TurnEnded(reason=reason, num_requests=state.requests, usage=state.turn_usage, final_text=state.final_text)
+            hook(session, tokens)
+    return TurnEnded(
+        reason=reason,
+        num_requests=state.requests,
+        usage=state.turn_usage,
+        final_text=state.final_text,
+        next_request_tokens=tokens,
+    )
 
 
 @step

@@ -59,7 +59,8 @@ class TurnSession(Protocol):
     ask: ApprovalCallback | None
     cancelled: asyncio.Event
     compactor: Compaction | None
-    after_turn_hooks: list[Callable[[Any], None]]
+    # Called after a turn that sent a request, with the next request's estimate (None: unknown).
+    after_turn_hooks: list[Callable[[Any, int | None], None]]
     # Checkpoints of the files the tools change (agent_repl.transcript.file_history), if kept.
     file_history: Any
     mode: ModeHolder

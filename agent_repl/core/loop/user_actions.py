@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agent_repl.core.loop.entries import with_entries
 from agent_repl.core.loop.tool_execution import ToolCallOutcome, execute_tool_calls
 from agent_repl.core.model.events import AgentEvent, SystemMessageEvent, TurnEnded, TurnStarted
 from agent_repl.core.model.messages import Message, SystemMessage, ToolUseBlock, Usage, UserMessage
@@ -100,9 +101,13 @@ async def mention_messages(session: TurnSession, prompt: str) -> list[Message]:
     return messages
 
 
-async def run_shell_command(session: TurnSession, command: str) -> AsyncIterator[AgentEvent]:
+def run_shell_command(session: TurnSession, command: str) -> AsyncIterator[AgentEvent]:
     """`!command`: run it through Bash, show it, and keep it and its output in the conversation
-    (as Claude Code's `<bash-input>` / `<bash-stdout>` records)."""
+    (as Claude Code's `<bash-input>` / `<bash-stdout>` records, the output in an `EntryAppended`)."""
+    return with_entries(session, _shell_command(session, command))
+
+
+async def _shell_command(session: TurnSession, command: str) -> AsyncIterator[AgentEvent]:
     session.cancelled.clear()
     await session.ensure_started()
     asked = await session.append(UserMessage(content=f"<bash-input>{command}</bash-input>"))
@@ -116,4 +121,5 @@ async def run_shell_command(session: TurnSession, command: str) -> AsyncIterator
         output = content if isinstance(content, str) else ""
         tag = "bash-stderr" if outcome.output.is_error else "bash-stdout"
         await session.append(UserMessage(content=f"<{tag}>{output}</{tag}>"))
-    yield TurnEnded(reason="completed", num_requests=0, usage=Usage())
+    tokens = session.projector.next_request_tokens(session.messages)
+    yield TurnEnded(reason="completed", num_requests=0, usage=Usage(), next_request_tokens=tokens)

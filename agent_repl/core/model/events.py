@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_repl.core.model.messages import AssistantMessage, SystemMessage, Usage, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, Usage, UserMessage
 
 
 class _Event(BaseModel):
@@ -125,6 +125,14 @@ class AssistantMessageEvent(_Event):
     message: AssistantMessage
 
 
+class EntryAppended(_Event):
+    """A history entry no other event carries (a reminder, a hook's context, a command's output), so
+    the front ends learn the whole history from the events alone, in its order."""
+
+    kind: Literal["entry_appended"] = "entry_appended"
+    message: Message
+
+
 class SystemMessageEvent(_Event):
     kind: Literal["system_message"] = "system_message"
     message: SystemMessage
@@ -189,6 +197,10 @@ class TurnEnded(_Event):
     num_requests: int
     usage: Usage
     final_text: str = ""
+    # The estimated size of the next request's view, from the turn's last projection and what the
+    # turn appended after it (None when the turn sent no request): the status line and session
+    # memory read it instead of projecting again.
+    next_request_tokens: int | None = None
 
 
 AgentEvent = Annotated[
@@ -203,6 +215,7 @@ AgentEvent = Annotated[
     | SubagentProgress
     | ToolResultEvent
     | AssistantMessageEvent
+    | EntryAppended
     | SystemMessageEvent
     | UsageEvent
     | CompactionStarted

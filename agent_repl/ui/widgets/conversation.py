@@ -131,7 +131,7 @@ class Conversation(VerticalScroll):
         return sum(item.lines() for item in self.mounted_items)
 
     async def add_messages(self, messages: Iterable[Message]) -> None:
-        """Show history entries not shown yet (entries the loop appended without an event)."""
+        """Show history entries not shown yet (what a command appended)."""
         for message in messages:
             await self.add_message(message)
 
@@ -188,10 +188,11 @@ class Conversation(VerticalScroll):
 
     # -- a turn as it happens ------------------------------------------------------------
 
-    async def apply(self, event: AgentEvent, history: list[Message]) -> None:
-        """Show one event of the running turn."""
+    async def apply(self, event: AgentEvent) -> None:
+        """Show one event of the running turn; the turn's history entries come in its events."""
         from agent_repl.core.model.events import (
             AssistantMessageEvent,
+            EntryAppended,
             RequestRetry,
             SubagentProgress,
             SystemMessageEvent,
@@ -205,9 +206,10 @@ class Conversation(VerticalScroll):
 
         match event:
             case TurnStarted(message=started):
-                await self.add_messages(m for m in history if m.uuid not in self._seen and m.uuid != started.uuid)
                 await self.add_message(started)
                 self.anchor()
+            case EntryAppended(message=entry):
+                await self.add_message(entry)
             case TextDelta(text=text):
                 await self._stream_text(text)
             case ThinkingDelta(text=text):
@@ -222,17 +224,15 @@ class Conversation(VerticalScroll):
                     block.add_step(step)
             case ToolResultEvent():
                 await self._tool_result(event)
-            case SystemMessageEvent():
+            case SystemMessageEvent(message=notice):
                 await self._end_stream()
-                # In history order: a compaction's boundary, then its summary, which joins the divider
-                # before the reply that follows it is drawn.
-                await self.add_messages(history)
+                # A compaction's summary, which joins its divider, follows in its own event.
+                await self.add_message(notice)
             case RequestRetry(attempt=attempt, error=error):
                 await self.add_notice(f"retrying (attempt {attempt}) after: {error}", "warning")
             case TurnEnded():
                 await self._end_stream()
                 await self._end_thinking()
-                await self.add_messages(history)
 
     def _tool_block(self, tool_use_id: str) -> ToolBlock | None:
         tool = self.view.tool(tool_use_id)
