@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from agent_repl.agents.definitions import held_back_definitions, load_catalog
+from agent_repl.agents.definitions import definitions_from_json, held_back_definitions, load_catalog
 from agent_repl.agents.runner import SubagentRunner, task_tool
 from agent_repl.context.boundary import slice_after_compact_boundary
 from agent_repl.context.pipeline import attach, context_pipeline
@@ -152,7 +152,7 @@ async def open_session(
     cwd = cwd.resolve()
     history: list[Message] = []
     owned, lock, notices = _claim(settings.home, cwd, resume)
-    session_id = resume.loaded.session_id if owned and resume is not None else str(uuid.uuid4())
+    session_id = resume.loaded.session_id if owned and resume is not None else (settings.session_id or str(uuid.uuid4()))
     paths = SessionPaths(home=settings.home, cwd=cwd, session_id=session_id)
     if lock is None:
         lock = _lock_or_fail(paths)
@@ -186,7 +186,10 @@ async def open_session(
     window = settings.context_window or catalog.info(settings.model).context_window
     mcp = await McpManager.start(settings, cwd, paths.session_dir / "mcp-logs")
     tools, deferred = with_mcp_tools(settings, tools, mcp, window)
-    agents = load_catalog(settings.home, cwd, project_trusted=project_servers_trusted(settings))
+    agents = load_catalog(
+        settings.home, cwd, project_trusted=project_servers_trusted(settings),
+        extra=definitions_from_json(settings.flag_agents) if settings.flag_agents else None,
+    )  # fmt: skip
     tools = sorted([*tools, task_tool(agents, settings, tools)], key=lambda tool: tool.name)
     pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred, window)
     pipeline.state.clock = clock
@@ -278,7 +281,7 @@ def build_pipeline(
     `window` is the model's as known at start (the table's when not given)."""
     window = window or settings.context_window or model_info(settings.model).context_window
     loaded = [d for d in tool_definitions(tools, deferred, web=settings.web_tools) if not d.get("defer_loading")]
-    fixed = cl100k_tokens(build_system_prompt(cwd)) + cl100k_tokens(json.dumps(loaded))
+    fixed = cl100k_tokens(build_system_prompt(cwd, settings.system_prompt, settings.append_system_prompt)) + cl100k_tokens(json.dumps(loaded))
     config = PipelineConfig(
         unlimited_tools=frozenset(t.name for t in tools if t.max_result_size_chars is None),
         clearable_tools=frozenset(t.name for t in tools if t.microcompact_clearable),

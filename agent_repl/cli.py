@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_repl import __version__
+from agent_repl.launch_flags import FlagError, build_parser, check_combinations
 
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
@@ -37,59 +37,6 @@ class LaunchPlan:
     settings: Settings
     resume: ResumeSource | None
     notices: list[str] = field(default_factory=list)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agent-repl", description="A terminal coding agent.")
-    parser.add_argument("prompt", nargs="?", help="the prompt (with -p); without -p, the first message")
-    parser.add_argument("-p", "--print", dest="print_prompt", nargs="?", const="", default=None, metavar="PROMPT",
-                        help="print mode: answer one prompt and exit (the prompt may also come on stdin)")
-    parser.add_argument("--output-format", choices=["text", "json", "stream-json"], default="text")
-    parser.add_argument("--include-partial-messages", action="store_true",
-                        help="with --output-format stream-json: also print the raw stream events as they arrive")
-    parser.add_argument("--max-turns", type=int, default=None, help="stop after this many model requests")
-    parser.add_argument("--max-output-budget", type=int, default=None, metavar="TOKENS",
-                        help='an output token budget for each turn (a prompt may say "+500k" instead)')
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--fallback-model", default=None, metavar="MODEL",
-                        help="the model to try when the model is overloaded, or once when it declines a request")
-    parser.add_argument("-c", "--continue", dest="continue_latest", action="store_true",
-                        help="continue this project's latest session")
-    parser.add_argument("-r", "--resume", nargs="?", const="", default=None, metavar="ID|PATH",
-                        help="resume a session by id or transcript path (a Claude Code file is forked)")
-    parser.add_argument("--allowed-tools", default=None,
-                        help='comma-separated allow rules, e.g. "Bash(git status:*),Read"')
-    parser.add_argument("--add-dir", dest="add_dirs", action="extend", nargs="+", default=[], metavar="DIR",
-                        help="another folder the agent may read without asking (repeatable)")
-    parser.add_argument("--trust-project", action="store_true",
-                        help="let this folder's .agent_repl/settings.json allow things for this run, without asking")
-    parser.add_argument("--dangerously-skip-permissions", action="store_true",
-                        help="run every tool call without asking (only in a sandbox you can throw away)")
-    parser.add_argument("--permission-mode", default=None, metavar="MODE",
-                        help="default, acceptEdits (edits in the project run without asking) or plan (read-only "
-                             "until a plan is approved); Shift+Tab cycles them")
-    parser.add_argument("--inline", action="store_true", help="the inline line-mode REPL instead of the full screen")
-    parser.add_argument("--version", action="version", version=f"agent-repl {__version__}")
-    return parser
-
-
-def _allowed_tool_rules(text: str | None) -> list[str]:
-    """Split `Bash(git status:*),Read` on the commas that are not inside parentheses."""
-    from agent_repl.core.permissions.rules import Rule
-
-    rules, current, depth = [], "", 0
-    for char in text or "":
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if char == "," and depth == 0:
-            rules.append(current)
-            current = ""
-        else:
-            current += char
-    rules.append(current)
-    rules = [rule.strip() for rule in rules if rule.strip()]
-    for rule in rules:
-        Rule.parse(rule)
-    return rules
 
 
 def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[str]) -> Settings:
@@ -126,35 +73,11 @@ def prepare_launch(
     """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume.
     `credentials`: what `take_credentials` moved out of the environment at start."""
     from agent_repl.bootstrap import ResumeError, find_resume_source
-    from agent_repl.core.config.settings import SettingsError, load_settings
-    from agent_repl.core.permissions.mode import parse_mode
 
     try:
-        mode = parse_mode(args.permission_mode).value if args.permission_mode else None
-        settings = load_settings(
-            cwd=cwd,
-            env={**os.environ, **(credentials or {})},
-            overrides={
-                "model": args.model,
-                "fallback_model": args.fallback_model,
-                "skip_permissions": args.dangerously_skip_permissions or None,
-                "permission_mode": mode,
-                "max_output_budget": args.max_output_budget,
-            },
-            trusted=True if args.trust_project else None,
-        )
-        extra_allow = _allowed_tool_rules(args.allowed_tools)
-    except (SettingsError, ValueError) as exc:
+        settings = _flag_settings(args, cwd, credentials)
+    except (FlagError, ValueError) as exc:
         raise LaunchError(str(exc)) from exc
-    if extra_allow:
-        settings.permissions.allow.extend(extra_allow)
-    add_dirs = [Path(d).expanduser().resolve() for d in args.add_dirs]
-    missing = [str(d) for d in add_dirs if not d.is_dir()]
-    if missing:
-        raise LaunchError(f"--add-dir: not a directory: {', '.join(missing)}")
-    settings.add_dirs.extend(add_dirs)
-    if args.max_turns is not None and args.max_turns < 1:
-        raise LaunchError("--max-turns must be at least 1")
     if not settings.api_key and settings.api_key_helper:
         settings = settings.model_copy(update={"api_key": _run_key_helper(settings)})
     notices: list[str] = []
@@ -175,9 +98,84 @@ def prepare_launch(
         resume = find_resume_source(settings, cwd, None, latest=True)
     if (args.continue_latest or args.resume is not None) and resume is None:
         raise LaunchError("no earlier session in this directory to resume")
+    if resume is not None and args.fork_session:
+        resume.owned = False  # a copy in a new session: the old file stays as it was
+    if settings.session_id is not None and session_id_in_use(settings, cwd, settings.session_id):
+        raise LaunchError(f"--session-id: session {settings.session_id} already exists in this project")
     if resume is not None:
         notices.extend(f"warning: {warning}" for warning in resume.loaded.warnings)
     return LaunchPlan(settings, resume, notices)
+
+
+def _flag_settings(args: argparse.Namespace, cwd: Path, credentials: dict[str, str] | None) -> Settings:
+    """The settings files, the environment and the flags, in that order (a later one wins)."""
+    from agent_repl.core.config.settings import SettingsError, load_settings, read_flag_settings
+    from agent_repl.launch_flags import (
+        agents_json,
+        permission_mode_overrides,
+        session_id_flag,
+        setting_sources,
+        split_rules,
+        system_prompt_flags,
+    )
+    from agent_repl.mcp.config import McpConfigError, read_mcp_config_flag
+
+    check_combinations(args)
+    if args.max_turns is not None and args.max_turns < 1:
+        raise FlagError("--max-turns must be at least 1")
+    replace, append = system_prompt_flags(args)
+    try:
+        flag_servers, sdk_servers = read_mcp_config_flag(args.mcp_config, cwd) if args.mcp_config else ({}, [])
+    except McpConfigError as exc:
+        raise FlagError(str(exc)) from exc
+    try:
+        settings = load_settings(
+            cwd=cwd,
+            env={**os.environ, **(credentials or {})},
+            overrides={
+                "model": args.model,
+                "fallback_model": args.fallback_model,
+                "effort": args.effort,
+                "skip_permissions": args.dangerously_skip_permissions or None,
+                **permission_mode_overrides(args.permission_mode),
+                "max_output_budget": args.max_output_budget,
+                "max_budget_usd": args.max_budget_usd,
+                "system_prompt": replace,
+                "append_system_prompt": append,
+                "session_id": session_id_flag(args.session_id),
+                "flag_agents": agents_json(args.agents) or None,
+                "flag_mcp_servers": flag_servers or None,
+                "sdk_mcp_servers": sdk_servers or None,
+                "strict_mcp_config": args.strict_mcp_config or None,
+            },
+            trusted=True if args.trust_project else None,
+            sources=setting_sources(args.setting_sources),
+            flag_settings=read_flag_settings(args.settings, cwd) if args.settings is not None else None,
+        )
+        settings.permissions.allow.extend(_checked_rules(split_rules(args.allowed_tools)))
+        settings.permissions.deny.extend(_checked_rules(split_rules(args.disallowed_tools)))
+    except SettingsError as exc:
+        raise FlagError(str(exc)) from exc
+    add_dirs = [Path(d).expanduser().resolve() for d in args.add_dirs]
+    missing = [str(d) for d in add_dirs if not d.is_dir()]
+    if missing:
+        raise FlagError(f"--add-dir: not a directory: {', '.join(missing)}")
+    settings.add_dirs.extend(add_dirs)
+    return settings
+
+
+def _checked_rules(rules: list[str]) -> list[str]:
+    from agent_repl.core.permissions.rules import Rule
+
+    for rule in rules:
+        Rule.parse(rule)
+    return rules
+
+
+def session_id_in_use(settings: Settings, cwd: Path, session_id: str) -> bool:
+    from agent_repl.transcript.paths import project_dir
+
+    return (project_dir(settings.home, cwd) / f"{session_id}.jsonl").exists()
 
 
 def _run_key_helper(settings: Settings) -> str:
@@ -214,7 +212,7 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
 
         credentials = take_credentials(cwd)
     args = build_parser().parse_args(argv)
-    if args.print_prompt is None and not args.inline:
+    if args.print_prompt is None and not args.inline and args.input_format != "stream-json":
         return _run_app(args, cwd, credentials)
     err = sys.stderr
     with ExitStack() as stack:
@@ -228,6 +226,8 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
         from agent_repl.core.model.transcript_sink import SessionWriteError
 
         try:
+            if args.input_format == "stream-json":
+                return _stream_json_input(launch, cwd, args)
             if args.print_prompt is not None:
                 from agent_repl.bootstrap import held_back_grants
                 from agent_repl.core.config.trust import untrusted_warning
@@ -270,6 +270,12 @@ def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -
     if app.exit_note:
         print(app.exit_note)
     return app.return_code or 0
+
+
+def _stream_json_input(launch: LaunchPlan, cwd: Path, args: argparse.Namespace) -> int:
+    """An Agent SDK's transport: messages and control requests as JSON lines on stdin."""
+    print("agent-repl: --input-format stream-json is not available in this build", file=sys.stderr)
+    return 2
 
 
 async def _print_mode(settings: Any, cwd: Path, resume: Any, prompt: str, args: argparse.Namespace) -> int:

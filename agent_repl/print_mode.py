@@ -44,7 +44,7 @@ from agent_repl.session import Session
 OutputFormat = Literal["text", "json", "stream-json"]
 
 # How a turn ended -> the result's subtype; any other ending is an error during execution.
-_SUBTYPES = {"completed": "success", "max_turns": "error_max_turns"}
+_SUBTYPES = {"completed": "success", "max_turns": "error_max_turns", "max_budget": "error_max_budget_usd"}
 
 
 def _usage_json(usage: Usage) -> dict[str, int]:
@@ -71,7 +71,7 @@ def init_line(session: Session) -> dict[str, Any]:
             {"name": server.name, "status": server.status}
             for server in (session.mcp.status() if session.mcp is not None else [])
         ],
-        "permissionMode": session.permission_mode.value,
+        "permissionMode": session.permission_mode_name,
         "slash_commands": [name.lstrip("/") for name in default_registry().complete("")],
         "apiKeySource": "ANTHROPIC_API_KEY" if session.settings.api_key else "none",
         "output_style": "default",

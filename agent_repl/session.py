@@ -77,7 +77,9 @@ class Session:
         self.sink = sink
         self.tool_results_dir = tool_results_dir
         self.messages: list[Message] = list(history or [])
-        self.system_prompt = system_prompt if system_prompt is not None else build_system_prompt(cwd)
+        self.system_prompt = system_prompt if system_prompt is not None else build_system_prompt(
+            cwd, settings.system_prompt, settings.append_system_prompt
+        )
         # What the endpoint said about its models (window, output cap, capabilities), over the table.
         self.model_catalog = model_catalog or ModelCatalog()
         # The models API asked again in the background (its cached answer was stale).
@@ -251,7 +253,16 @@ class Session:
         return directory
 
     def _hook_permission_mode(self) -> str:
-        return "bypassPermissions" if self.settings.skip_permissions else self.mode.mode.value
+        return self.permission_mode_name
+
+    @property
+    def permission_mode_name(self) -> str:
+        """The mode as Claude Code names it: bypassPermissions and dontAsk besides the cycled three."""
+        if self.settings.skip_permissions:
+            return "bypassPermissions"
+        if self.settings.dont_ask and self.mode.mode is PermissionMode.DEFAULT:
+            return "dontAsk"
+        return self.mode.mode.value
 
     @property
     def model(self) -> str:

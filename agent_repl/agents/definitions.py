@@ -35,7 +35,7 @@ ALL_TOOLS = "*"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.DOTALL)
 
-Scope = Literal["built-in", "user", "project"]
+Scope = Literal["built-in", "user", "project", "session"]
 
 DEFAULT_PROMPT = """\
 You are a sub-agent of agent-repl, started by the main agent for one task. Do that task with the \
@@ -145,7 +145,40 @@ def held_back_definitions(cwd: Path, *, project_trusted: bool) -> list[str]:
     return [f"agent definition {p.relative_to(cwd)}" for d in PROJECT_DIRS for p in _markdown_files(cwd / d)]
 
 
-def load_catalog(home: Path, cwd: Path, *, project_trusted: bool) -> AgentCatalog:
+def definitions_from_json(data: object, *, source: str = "--agents") -> list[AgentDefinition]:
+    """Definitions given as JSON (`--agents`, an SDK's `agents`): `{"name": {"description": ...,
+    "prompt": ..., "tools": [...], "model": ...}}`. Raises ValueError naming the agent at fault."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a JSON object of agents by name")
+    definitions = []
+    for name, fields in data.items():
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(f"{source}: {name!r} is not an agent name (letters, digits, '-' and '_', at most 64)")
+        if not isinstance(fields, dict):
+            raise ValueError(f"{source}: agent {name!r} must be an object with description and prompt")
+        description, prompt, model = fields.get("description"), fields.get("prompt"), fields.get("model")
+        if not isinstance(description, str) or not description.strip():
+            raise ValueError(f"{source}: agent {name!r} needs a description (when the main agent should use it)")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError(f"{source}: agent {name!r} needs a prompt (its system prompt)")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise ValueError(f"{source}: agent {name!r}: model must be a model name, an alias or inherit")
+        try:
+            tools = None if fields.get("tools") is None else _tool_names(fields["tools"])
+        except ValueError as exc:
+            raise ValueError(f"{source}: agent {name!r}: {exc}") from None
+        definitions.append(AgentDefinition(
+            name=name, description=" ".join(description.split()), prompt=prompt.strip(), tools=tools,
+            model=None if model is None or model.strip().lower() == "inherit" else model.strip(),
+            scope="session", source=source,
+        ))  # fmt: skip
+    return definitions
+
+
+def load_catalog(
+    home: Path, cwd: Path, *, project_trusted: bool, extra: list[AgentDefinition] | None = None
+) -> AgentCatalog:
+    """`extra`: definitions given at start (`--agents`); they win over files of the same name."""
     catalog = AgentCatalog(definitions={DEFAULT_AGENT_TYPE: builtin_definition()})
     for directory, scope in definition_dirs(home, cwd):
         files = _markdown_files(directory)
@@ -164,6 +197,8 @@ def load_catalog(home: Path, cwd: Path, *, project_trusted: bool) -> AgentCatalo
                 catalog.problems.append(f"{path}: {exc}; that agent is not available")
                 continue
             catalog.definitions[definition.name] = definition
+    for definition in extra or []:
+        catalog.definitions[definition.name] = definition
     # Held-back definitions are named by the trust question and print mode's one warning line.
     return catalog
 

@@ -87,6 +87,41 @@ def _read_mcp_json(path: Path) -> tuple[dict[str, McpStdioServer | McpHttpServer
     return parsed, problems
 
 
+def read_mcp_config_flag(texts: list[str], cwd: Path) -> tuple[dict[str, McpStdioServer | McpHttpServer], list[str]]:
+    """`--mcp-config`: each a JSON object `{"mcpServers": {...}}` or the path of a file holding one.
+    Returns the servers to start and the names of those an SDK host runs itself (`"type": "sdk"`).
+    Raises McpConfigError naming what is wrong: a flag the user typed is never half applied."""
+    servers: dict[str, McpStdioServer | McpHttpServer] = {}
+    sdk: list[str] = []
+    for text in texts:
+        stripped = text.strip()
+        where = "--mcp-config"
+        if not stripped.startswith("{"):
+            path = cwd / Path(stripped).expanduser()
+            where = f"--mcp-config {stripped}"
+            try:
+                stripped = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise McpConfigError(f"{where}: neither a JSON object nor a readable file ({exc})") from None
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise McpConfigError(f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        entries = data.get("mcpServers") if isinstance(data, dict) else None
+        if not isinstance(entries, dict):
+            raise McpConfigError(f'{where}: expected {{"mcpServers": {{"name": {{...}}}}}}')
+        for name, entry in entries.items():
+            if isinstance(entry, dict) and entry.get("type") == "sdk":
+                sdk.append(name)
+                continue
+            try:
+                servers[name] = _SERVER.validate_python(entry)
+            except ValidationError as exc:
+                what = "; ".join(f"{'.'.join(str(p) for p in e['loc'][1:]) or 'entry'}: {e['msg']}" for e in exc.errors())
+                raise McpConfigError(f"{where}: MCP server {name!r}: {what}") from None
+    return servers, sdk
+
+
 def configured_servers(settings: Settings, cwd: Path) -> tuple[list[McpServerSpec], list[str]]:
     """Every configured server, sorted by name, and the problems met reading them."""
     mcp_json = cwd / MCP_JSON
@@ -94,11 +129,14 @@ def configured_servers(settings: Settings, cwd: Path) -> tuple[list[McpServerSpe
     from_json, problems = _read_mcp_json(mcp_json)
     trusted = project_servers_trusted(settings)
     specs: dict[str, McpServerSpec] = {}
-    sources: list[tuple[Mapping[str, McpStdioServer | McpHttpServer], Scope, Path]] = [
+    sources: list[tuple[Mapping[str, McpStdioServer | McpHttpServer], Scope, Path | str]] = [
         (settings.mcp_servers, "user", settings.home / "settings.json"),
         (from_json, "project", mcp_json),
         (settings.project_mcp_servers, "project", project_file),
     ]
+    if settings.strict_mcp_config:
+        sources, problems = [], []
+    sources.append((settings.flag_mcp_servers, "user", "--mcp-config"))
     for servers, scope, source in sources:
         for name, config in servers.items():
             specs[name] = McpServerSpec(name, config, scope, str(source), allowed=scope == "user" or trusted)

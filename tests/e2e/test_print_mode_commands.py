@@ -40,7 +40,7 @@ def test_context_runs_as_a_command_in_text_json_and_stream_json_without_a_reques
     assert result["local_command"] == "context" and result["num_turns"] == 0
     assert result["result"].startswith("Context ") and result["total_cost_usd"] == 0
 
-    streamed = run_agent(["-p", "/context", "--output-format", "stream-json"], cwd=project, env=env)
+    streamed = run_agent(["-p", "/context", "--output-format", "stream-json", "--verbose"], cwd=project, env=env)
     assert streamed.returncode == 0, streamed.stderr
     init, said, last = lines(streamed.stdout)
     assert init["subtype"] == "init" and last["type"] == "result" and last["local_command"] == "context"
@@ -79,7 +79,7 @@ def test_compact_summarizes_the_resumed_session_with_its_own_request(emulator, p
     assert text.returncode == 0, text.stderr
     assert text.stdout.startswith("Compacted: ~")
 
-    streamed = run_agent(["--resume", session_id, "-p", "/compact", "--output-format", "stream-json"], cwd=project, env=env)
+    streamed = run_agent(["--resume", session_id, "-p", "/compact", "--output-format", "stream-json", "--verbose"], cwd=project, env=env)
     assert streamed.returncode == 0, streamed.stderr
     kinds = [(line["type"], line.get("subtype")) for line in lines(streamed.stdout)]
     assert kinds == [("system", "init"), ("system", "compact_boundary"), ("assistant", None), ("result", "success")]

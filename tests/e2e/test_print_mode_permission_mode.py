@@ -21,7 +21,7 @@ def test_print_mode_denies_edits_by_default_and_accept_edits_lets_them_run(emula
     emulated = emulator(_steps(str(app_py)) + _steps(str(app_py)))
     env = agent_env(emulated, home)
 
-    denied = run_agent(["-p", "say hello", "--output-format", "stream-json"], cwd=project, env=env)
+    denied = run_agent(["-p", "say hello", "--output-format", "stream-json", "--verbose"], cwd=project, env=env)
     assert denied.returncode == 0, denied.stderr
     lines = [json.loads(line) for line in denied.stdout.splitlines()]
     assert lines[0]["type"] == "system" and lines[0]["permissionMode"] == "default"

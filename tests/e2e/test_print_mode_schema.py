@@ -41,7 +41,7 @@ def _valid(validator: Draft202012Validator, line: dict[str, Any]) -> dict[str, A
 def test_stream_json_lines_are_claude_codes_with_partial_messages(emulator, project: Path, home: Path, validator):
     emulated = emulator(STEPS)
     done = run_agent(
-        ["-p", "check", "--output-format", "stream-json", "--include-partial-messages",
+        ["-p", "check", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
          "--allowed-tools", "Bash(echo:*)"],
         cwd=project,
         env=agent_env(emulated, home),

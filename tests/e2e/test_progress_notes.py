@@ -36,7 +36,7 @@ def test_three_notes_are_asked_for_streamed_kept_and_sent_back_on_resume(emulato
     emulated = emulator(three_notes(project))
     env = agent_env(emulated, home)
 
-    run = run_agent(["-p", "check the project", "--output-format", "stream-json"], cwd=project, env=env)
+    run = run_agent(["-p", "check the project", "--output-format", "stream-json", "--verbose"], cwd=project, env=env)
     assert run.returncode == 0, run.stderr
     lines = [json.loads(line) for line in run.stdout.splitlines()]
 
@@ -123,7 +123,7 @@ def test_the_updates_display_sends_its_beta_and_still_shows_the_notes(emulator, 
     emulated = emulator(three_notes(project))
     home.mkdir(parents=True, exist_ok=True)
     (home / "settings.json").write_text(json.dumps({"thinking_display": "updates"}))
-    run = run_agent(["-p", "check the project", "--output-format", "stream-json"], cwd=project, env=agent_env(emulated, home))
+    run = run_agent(["-p", "check the project", "--output-format", "stream-json", "--verbose"], cwd=project, env=agent_env(emulated, home))
     assert run.returncode == 0, run.stderr
     requests = emulated.message_requests()
     assert len(requests) == 4

@@ -39,7 +39,7 @@ def test_the_cli_in_print_mode_uses_the_projects_servers_and_reports_the_one_tha
     server.start()
     try:
         done = run_cli(
-            ["-p", "add them", "--output-format", "stream-json", "--dangerously-skip-permissions", "--trust-project"], project, home, server
+            ["-p", "add them", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--trust-project"], project, home, server
         )
         assert done.returncode == 0, done.stderr
         lines = [json.loads(line) for line in done.stdout.splitlines()]

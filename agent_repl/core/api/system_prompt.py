@@ -38,8 +38,12 @@ def environment_section(cwd: Path) -> str:
     return f"Environment:\nWorking directory: {cwd}\nPlatform: {platform.system().lower()}"
 
 
-def build_system_prompt(cwd: Path) -> str:
-    return f"{INSTRUCTIONS}\n\n{environment_section(cwd)}"
+def build_system_prompt(cwd: Path, instructions: str | None = None, append: str | None = None) -> str:
+    """Our instructions (or `instructions`, from `--system-prompt`, even "") and the environment
+    section, which always stays so the prompt is never empty; then `append`, when given."""
+    head = INSTRUCTIONS if instructions is None else instructions.strip()
+    prompt = f"{head}\n\n{environment_section(cwd)}" if head else environment_section(cwd)
+    return f"{prompt}\n\n{append.strip()}" if append and append.strip() else prompt
 
 
 def git_summary(cwd: Path, max_status_lines: int = 30) -> str:

@@ -154,6 +154,24 @@ class Settings(BaseModel):
     credentials: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
     base_url: str | None = None
     skip_permissions: bool = False
+    # `--max-budget-usd`: no new request once the session has cost this much.
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    # `--permission-mode dontAsk`: a call no rule allows is refused, never asked.
+    dont_ask: bool = False
+    # Flags only: `--system-prompt` replaces the built-in instructions (the environment section
+    # stays), `--append-system-prompt` adds to the end of whichever is used.
+    system_prompt: str | None = Field(default=None, exclude=True, repr=False)
+    append_system_prompt: str | None = Field(default=None, exclude=True, repr=False)
+    # Flags only: the id a new session takes (`--session-id`), and sub-agent definitions given as
+    # JSON (`--agents`), by name.
+    session_id: str | None = None
+    flag_agents: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+    # `--mcp-config`: servers for this run (the user's word, like their own settings file), and
+    # those an SDK host runs in its own process (`{"type": "sdk"}`), by name; with
+    # `--strict-mcp-config` no other server starts.
+    flag_mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict)
+    sdk_mcp_servers: list[str] = Field(default_factory=list)
+    strict_mcp_config: bool = False
     # Folders beside the working directory the reading tools may read unasked (`--add-dir`).
     add_dirs: list[Path] = Field(default_factory=list)
     # Allow rules of a project settings file held back until the user trusts that folder.
@@ -281,6 +299,32 @@ def read_settings_file(path: Path, *, user: bool = False, ignored: list[str] | N
     return data
 
 
+def read_flag_settings(text: str, cwd: Path) -> dict[str, Any]:
+    """`--settings`: a JSON object, or the path of a file holding one (relative to `cwd`), with the
+    keys a user's settings file may hold."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            data = json.loads(stripped)
+        except json.JSONDecodeError as exc:
+            raise SettingsError(f"--settings: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+        if not isinstance(data, dict):
+            raise SettingsError("--settings: must be a JSON object")
+        unknown = sorted(set(data) - FILE_KEYS - USER_ONLY_KEYS)
+        if unknown:
+            known = ", ".join(sorted(FILE_KEYS | USER_ONLY_KEYS))
+            raise SettingsError(f"--settings: unknown setting(s) {', '.join(unknown)}; known: {known}")
+        try:
+            Settings.model_validate(data)
+        except ValidationError as exc:
+            raise SettingsError(f"--settings: {_describe(exc)}") from exc
+        return data
+    path = (cwd / Path(stripped).expanduser()) if stripped else cwd
+    if not path.is_file():
+        raise SettingsError(f"--settings: {stripped!r} is neither a JSON object nor a settings file")
+    return read_settings_file(path, user=True)
+
+
 def _describe(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
 
@@ -313,17 +357,23 @@ def load_settings(
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     trusted: bool | None = None,
+    sources: frozenset[str] | None = None,
+    flag_settings: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """`trusted` says whether the project's own allow rules apply; None asks the trust store in the home."""
+    """`trusted` says whether the project's own allow rules apply; None asks the trust store in the home.
+    `sources`: the files read (`user`, `project`; `local` counts as `project`), None for both.
+    `flag_settings`: `--settings`, over the files and under the environment and the other flags."""
     env = os.environ if env is None else env
     home = home_from_env(env)
     user_file, project_file = settings_files(cwd, env)
     data: dict[str, Any] = {}
-    data = _merge(data, read_settings_file(user_file, user=True))
+    if sources is None or "user" in sources:
+        data = _merge(data, read_settings_file(user_file, user=True))
     status = WorkspaceTrust(home).status(cwd) if trusted is None else TrustStatus(trusted)
     is_trusted = status.trusted
     unknown: list[str] = []
-    project = read_settings_file(project_file, ignored=None if is_trusted else unknown)
+    reads_project = sources is None or bool(sources & {"project", "local"})
+    project = read_settings_file(project_file, ignored=None if is_trusted else unknown) if reads_project else {}
     if "mcp_servers" in project:
         project["project_mcp_servers"] = project.pop("mcp_servers")
     if "hooks" in project:
@@ -336,6 +386,7 @@ def load_settings(
             data["untrusted_allow"] = project_allow
         withheld = {key: project.pop(key) for key in sorted(set(project) - TRUST_FREE_KEYS)}
     data = _merge(data, project)
+    data = _merge(data, dict(flag_settings or {}))
     settings = _finish(data, home=home, trusted=is_trusted, env=env, overrides=overrides)
     if not is_trusted:
         update = {"trust_changes": list(status.changes), "grant_digests": status.files, "unknown_held_back": unknown}

@@ -358,8 +358,16 @@ async def _after_reply(
         out.decide(Continue("max_output_tokens_recovery"))
     elif max_turns is not None and state.requests >= max_turns:
         out.decide(End("max_turns"))
+    elif _over_budget(session):
+        out.decide(End("max_budget"))
     else:
         out.decide(Continue("tool_results"))
+
+
+def _over_budget(session: TurnSession) -> bool:
+    """`max_budget_usd` is spent (checked between requests: a request under way is never cut)."""
+    budget, spent = session.settings.max_budget_usd, session.cost_total_usd
+    return budget is not None and spent is not None and spent >= budget
 
 
 @step

@@ -101,7 +101,8 @@ async def run_tools(out: Step[str | None], session: TurnSession, tool_uses: list
     """Run the reply's calls; their hooks' words for the model follow all of the results (the
     API wants every result first). The result is why a hook ended the turn, if one did."""
     out.decide(None)
-    runtime = session.tool_runtime(session.ask)
+    # dontAsk: nobody is asked, so a call no rule allows is refused.
+    runtime = session.tool_runtime(None if session.settings.dont_ask else session.ask)
     changes = session.mode.changes
     said: list[tuple[str, HookOutcome]] = []
     async for item in execute_tool_calls(runtime, tool_uses, session.cancelled):

@@ -88,6 +88,9 @@ class TurnSession(Protocol):
 
     async def ensure_capabilities(self) -> None: ...
 
+    # What the session has cost so far in USD (None once a model used has no known price).
+    cost_total_usd: float | None
+
     def add_usage(self, usage: Usage, model: str) -> None: ...
 
     def request_tools(self, loaded: frozenset[str]) -> list[dict[str, Any]]: ...

@@ -188,7 +188,7 @@ class ErrorEvent(_Event):
 
 # "refusal": the model declined (stop_reason refusal); the refused reply left the model's view.
 # "hook_stopped": a hook refused the prompt or answered `continue: false`.
-TurnEndReason = Literal["completed", "max_turns", "interrupted", "error", "refusal", "hook_stopped"]
+TurnEndReason = Literal["completed", "max_turns", "max_budget", "interrupted", "error", "refusal", "hook_stopped"]
 
 
 class TurnEnded(_Event):
