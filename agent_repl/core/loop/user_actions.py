@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from agent_repl.core.loop.entries import with_entries
 from agent_repl.core.loop.tool_execution import ToolCallOutcome, execute_tool_calls
 from agent_repl.core.model.events import AgentEvent, SystemMessageEvent, TurnEnded, TurnStarted
-from agent_repl.core.model.messages import Message, SystemMessage, ToolUseBlock, Usage, UserMessage
+from agent_repl.core.model.messages import Message, SystemMessage, TextBlock, ToolUseBlock, Usage, UserMessage
 from agent_repl.core.permissions.rules import Decision, PermissionRequest
 
 if TYPE_CHECKING:
@@ -27,6 +27,13 @@ if TYPE_CHECKING:
 _MENTION = re.compile(r'(?:^|(?<=\s))@("[^"\n]+"|[^\s"]+)')
 MAX_MENTIONS = 10
 MAX_LISTING = 200
+# A path to an image in the prompt, as a terminal pastes a dropped file: quoted, or with its
+# spaces escaped by backslashes, or plain.
+_IMAGE_PATH = re.compile(
+    r"""(?:^|(?<=\s))(?:'([^'\n]+)'|"([^"\n]+)"|((?:[^\s'"\\]|\\.)+))""",
+)
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+MAX_PASTED_IMAGES = 5
 
 
 async def _user_approved(request: PermissionRequest) -> Decision:
@@ -57,6 +64,23 @@ def mentioned_paths(text: str, cwd: Path) -> list[Path]:
     return found
 
 
+def pasted_image_paths(text: str, cwd: Path) -> list[Path]:
+    """The image files a prompt names by a full path (as a terminal pastes a file dropped on it),
+    in order, each once. A bare name (`logo.png`) is only text: `@logo.png` attaches it."""
+    found: list[Path] = []
+    for match in _IMAGE_PATH.finditer(text):
+        plain = re.sub(r"\\(.)", r"\1", match.group(3) or "").rstrip(",.;:!?)")
+        word = match.group(1) or match.group(2) or plain
+        if not word.startswith(("/", "~/")) or not word.lower().endswith(IMAGE_SUFFIXES):
+            continue
+        path = Path(word).expanduser()
+        if path.is_file() and path not in found:
+            found.append(path)
+        if len(found) >= MAX_PASTED_IMAGES:
+            break
+    return found
+
+
 def _listing(path: Path) -> str:
     entries = sorted(path.iterdir(), key=lambda p: (not p.is_dir(), p.name))
     names = [p.name + ("/" if p.is_dir() else "") for p in entries[:MAX_LISTING]]
@@ -75,7 +99,9 @@ async def mention_messages(session: TurnSession, prompt: str) -> list[Message]:
     """For each `@path`: a meta message with the file (read by the Read tool) or the directory's
     listing, and a notice for the screen."""
     messages: list[Message] = []
-    for path in mentioned_paths(prompt, session.cwd):
+    mentioned = mentioned_paths(prompt, session.cwd)
+    images = [p for p in pasted_image_paths(prompt, session.cwd) if p not in mentioned]
+    for path in [*mentioned, *images]:
         shown = _shown(path, session.cwd)
         if path.is_dir():
             try:
@@ -87,6 +113,9 @@ async def mention_messages(session: TurnSession, prompt: str) -> list[Message]:
             if outcome is None:
                 continue
             content = outcome.output.content
+            if not isinstance(content, str) and not outcome.output.is_error:
+                messages.extend(_image_messages(path, shown, content, outcome.output.summary))
+                continue
             body = content if isinstance(content, str) else "(not text)"
             note = f"attached @{shown}: {outcome.output.summary or 'read'}"
         kind = "directory" if path.is_dir() else "file"
@@ -99,6 +128,15 @@ async def mention_messages(session: TurnSession, prompt: str) -> list[Message]:
         )
         messages.append(SystemMessage(subtype="informational", content=note))
     return messages
+
+
+def _image_messages(path: Path, shown: str, blocks: list[Any], summary: str | None) -> list[Message]:
+    """An image the prompt names: the picture itself goes to the model, under a line naming it."""
+    intro = TextBlock(text=f"<system-reminder>\nThe user attached the image {shown} ({path}).\n</system-reminder>")
+    return [
+        UserMessage(content=[intro, *blocks], is_meta=True),
+        SystemMessage(subtype="informational", content=f"attached image {shown}: {summary or 'read'}"),
+    ]
 
 
 def run_shell_command(session: TurnSession, command: str) -> AsyncIterator[AgentEvent]:
