@@ -174,7 +174,7 @@ class SubagentRunner:
             watcher.cancel()
             self.parent.usage_total = self.parent.usage_total + child.usage_total
             self.parent.cost_total_usd = add_cost(self.parent.cost_total_usd, child.cost_total_usd)
-            await child.sink.close()  # type: ignore[attr-defined]
+            await child.sink.close()
 
     @staticmethod
     async def _stop_when(cancelled: asyncio.Event, child: Session) -> None:

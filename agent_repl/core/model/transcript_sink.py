@@ -24,13 +24,19 @@ class TranscriptSink(Protocol):
         """The transcript file, for a sink that writes one."""
         ...
 
-    async def append_message(self, message: Message) -> None: ...
+    # A sink may hand back what it stored (the writer returns the JSON records); the session ignores it.
+    async def append_message(self, message: Message) -> object: ...
 
-    async def append_messages(self, messages: Sequence[Message]) -> None:
+    async def append_messages(self, messages: Sequence[Message]) -> object:
         """Several entries stored together: all of them or none survive a crash."""
         ...
 
-    async def append_record(self, record: Any) -> None: ...
+    # The side records are the transcript's own types, which the core does not name.
+    async def append_record(self, record: Any) -> object: ...
+
+    async def close(self) -> None:
+        """Releases the file and the session's lock; the owner calls it when the session ends."""
+        ...
 
 
 class MemorySink:
@@ -49,3 +55,6 @@ class MemorySink:
 
     async def append_record(self, record: Any) -> None:
         self.records.append(record)
+
+    async def close(self) -> None:
+        """Nothing to release."""
