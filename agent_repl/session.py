@@ -21,13 +21,13 @@ from agent_repl.core.api.system_prompt import build_system_prompt, session_conte
 from agent_repl.core.api.thinking_prefix import prefix_seed
 from agent_repl.core.config.hooks import configured_hooks, hooks_trusted
 from agent_repl.core.config.settings import Settings
-from agent_repl.core.config.thinking_request import chosen_effort, request_fields, thinking_on
+from agent_repl.core.config.thinking_request import SessionEffort, chosen_effort, request_fields, thinking_on
 from agent_repl.core.hooks.runner import HookRunner
 from agent_repl.core.loop.projection import Projector
 from agent_repl.core.loop.tool_execution import ToolRuntime
 from agent_repl.core.loop.turn_session import Compaction
 from agent_repl.core.model.events import AgentEvent, ErrorEvent, TurnEnded
-from agent_repl.core.model.messages import Message, Usage, UserMessage, iso_timestamp, utc_now
+from agent_repl.core.model.messages import Message, MessageT, Usage, UserMessage, iso_timestamp, utc_now
 from agent_repl.core.model.transcript_sink import SessionWriteError, TranscriptSink
 from agent_repl.core.permissions.mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions.rules import ApprovalCallback, PermissionPolicy
@@ -131,7 +131,7 @@ class Session:
         # Stamps every entry; the pipeline's time-based decisions use the same clock.
         self.clock = clock
         # Runs the compactions the pipeline, /compact and recovery ask for (agent_repl.context has one).
-        self.compactor: Compaction | None = None
+        self.compactor: Compaction[Session] | None = None
         # Called after every turn that reached the model (background work such as session memory).
         self.after_turn_hooks: list[Callable[[Session, int | None], None]] = []
         # The session's notes, when it keeps them.
@@ -184,11 +184,11 @@ class Session:
             thinking=settings.thinking,
         )
 
-    def set_effort(self, effort: str | None, *, saved: bool = False) -> None:
+    def set_effort(self, effort: SessionEffort | None, *, saved: bool = False) -> None:
         """`/effort`: this level (or "auto", the API's default) on every later request of this
         session and of the sub-agents it starts; `saved`: also remembered for this model."""
         model_effort = dict(self.settings.model_effort)
-        if saved and effort not in (None, "auto"):
+        if saved and effort is not None and effort != "auto":
             model_effort[self._model] = effort
         elif saved:
             model_effort.pop(self._model, None)
@@ -300,7 +300,7 @@ class Session:
     def last_uuid(self) -> str | None:
         return self.messages[-1].uuid if self.messages else None
 
-    async def append(self, message: Message) -> Message:
+    async def append(self, message: MessageT) -> MessageT:
         """Link the entry into the chain, keep it, and write it before anything else happens."""
         self._stamp(message, self.last_uuid)
         await self.sink.append_message(message)

@@ -14,7 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent_repl.commands.results import CommandResult, TextOutput
-from agent_repl.core.config.thinking_request import EFFORT_LEVELS, effort_levels, effort_problem
+from agent_repl.core.config.thinking_request import (
+    EFFORT_LEVELS,
+    effort_levels,
+    effort_problem,
+    is_session_effort,
+)
 from agent_repl.core.tooling.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -88,7 +93,7 @@ async def effort_command(ctx: CommandContext, args: str) -> CommandResult:
     level = args.strip().lower()
     if not level:
         return TextOutput(describe(session))
-    if level not in (*EFFORT_LEVELS, "auto"):
+    if not is_session_effort(level):
         return TextOutput(f"unknown effort {args.strip()!r}; {USAGE}", level="error")
     model = session.model
     if level != "auto":

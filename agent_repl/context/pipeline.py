@@ -13,7 +13,7 @@ run is agent_repl.context.projector, how to add one is this package's README.md.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from agent_repl.context.autocompact import Autocompact
 from agent_repl.context.blocking import BlockingLimit
@@ -21,6 +21,7 @@ from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.budget import ToolResultBudget
 from agent_repl.context.collapse import CollapseStage
 from agent_repl.context.compact import Compactor
+from agent_repl.context.context_session import ContextSession
 from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.snip import SnipSession, SnipStage, install_snip
@@ -47,8 +48,8 @@ def context_pipeline(config: PipelineConfig, tool_results_dir: Path) -> Pipeline
     return Pipeline(flowchart(tool_results_dir), PipelineState(config=config))
 
 
-class PipelineSession(SnipSession, Protocol):
-    compactor: Compaction | None
+class PipelineSession(ContextSession, SnipSession, Protocol):
+    compactor: Compaction[Self] | None
 
 
 def attach(session: PipelineSession, pipeline: Pipeline) -> None:

@@ -14,12 +14,18 @@ a change of them is the user's choice, never a silent cache miss.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from collections.abc import Mapping
+from typing import Any, Literal, TypeGuard, get_args
 
 Effort = Literal["low", "medium", "high", "xhigh", "max"]
 EFFORT_LEVELS: tuple[str, ...] = get_args(Effort)
 # What `/effort` may choose: a level, or "auto" for the API's own default.
 SessionEffort = Literal["low", "medium", "high", "xhigh", "max", "auto"]
+
+
+def is_session_effort(level: str) -> TypeGuard[SessionEffort]:
+    """Whether `level` is a level `/effort` takes (one of the five, or "auto")."""
+    return level in (*EFFORT_LEVELS, "auto")
 ThinkingMode = Literal["adaptive", "between_tools"]
 ThinkingDisplay = Literal["summarized", "updates", "omitted"]
 
@@ -62,7 +68,7 @@ def chosen_effort(
     model: str,
     *,
     session_effort: str | None,
-    model_effort: dict[str, str],
+    model_effort: Mapping[str, str],
     effort: str | None,
     thinking: ThinkingMode,
 ) -> str | None:

@@ -45,5 +45,5 @@ async def compact_now(
         yield CompactionFinished(trigger=trigger, tokens_before=outcome.tokens_before, tokens_after=outcome.tokens_after)
     elif trigger == "manual" or compactor.breaker_just_opened():
         notice = await session.append(SystemMessage(subtype="informational", content=outcome.message, level="warning"))
-        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+        yield SystemMessageEvent(message=notice)
         yield ErrorEvent(message=outcome.message, recoverable=True)

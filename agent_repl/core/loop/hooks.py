@@ -35,7 +35,7 @@ MAX_STOP_HOOK_BLOCKS = 5
 async def _shown(session: TurnSession, notices: list[SystemMessage]) -> AsyncIterator[AgentEvent]:
     for notice in notices:
         stored = await session.append(notice)
-        yield SystemMessageEvent(message=stored)  # type: ignore[arg-type]
+        yield SystemMessageEvent(message=stored)
 
 
 def _warning(text: str) -> SystemMessage:

@@ -235,7 +235,7 @@ async def _context_step(out: Step[Projection | End], session: TurnSession, state
             AssistantMessage(message_id=f"blocked-{state.prompt_uuid[:8]}", model="<synthetic>",
                              content=[TextBlock(text=action.message)], is_synthetic=True)
         )
-        yield AssistantMessageEvent(message=notice)  # type: ignore[arg-type]
+        yield AssistantMessageEvent(message=notice)
         yield ErrorEvent(message=action.message, recoverable=True)
         out.decide(End("error"))
         return

@@ -50,7 +50,7 @@ async def recover(
     if state.stream_retries:
         text = f"{text.rstrip('.')}; gave up after {state.stream_retries} retries."
     error = await session.append(SystemMessage(subtype="api_error", content=text, level="error"))
-    yield SystemMessageEvent(message=error)  # type: ignore[arg-type]
+    yield SystemMessageEvent(message=error)
     yield ErrorEvent(message=error.content, recoverable=True)
     out.decide(End("error"))
 
@@ -96,7 +96,7 @@ async def _recovery_steps(
                 level="warning",
             )
         )
-        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+        yield SystemMessageEvent(message=notice)
         out.decide(Retry("web_tools_off_retry"))
         return
     fallback = session.settings.fallback_model
@@ -105,6 +105,6 @@ async def _recovery_steps(
         notice = await session.append(
             SystemMessage(subtype="informational", content=f"The model is overloaded; switched to {fallback}.", level="warning")
         )
-        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+        yield SystemMessageEvent(message=notice)
         state.stream_retries = 0
         out.decide(Retry("fallback_model"))

@@ -60,7 +60,7 @@ async def store_reply(
                 prefix_digest=prefixes[index] if index < len(prefixes) else None,
             )
         )
-        yield AssistantMessageEvent(message=entry)  # type: ignore[arg-type]
+        yield AssistantMessageEvent(message=entry)
         if isinstance(block, ToolUseBlock):
             yield ToolUseStarted(tool_use_id=block.id, name=block.name, input=block.input)
 
@@ -121,7 +121,7 @@ async def run_tools(out: Step[str | None], session: TurnSession, tool_uses: list
                 summary=item.output.summary,
                 persisted_path=item.persisted_path,
                 denied=item.output.denied,
-                message=message,  # type: ignore[arg-type]
+                message=message,
             )
         else:
             yield item
@@ -146,7 +146,7 @@ async def append_events(session: TurnSession, messages: list[Message]) -> AsyncI
 async def warn(session: TurnSession, text: str) -> AsyncIterator[AgentEvent]:
     """A warning line for the user, kept in the transcript."""
     notice = await session.append(SystemMessage(subtype="informational", content=text, level="warning"))
-    yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+    yield SystemMessageEvent(message=notice)
 
 
 async def notices(session: TurnSession) -> AsyncIterator[AgentEvent]:

@@ -160,7 +160,7 @@ async def record_interruption(session: TurnSession, state: State, interrupted: I
                 is_synthetic=True,
             )
         )
-        yield AssistantMessageEvent(message=entry)  # type: ignore[arg-type]
+        yield AssistantMessageEvent(message=entry)
     await session.append(UserMessage(content=interrupted.marker))
     if partial is not None:
         state.final_text = partial

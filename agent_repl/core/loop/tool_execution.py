@@ -14,7 +14,7 @@ outcome for the loop to record once every result of the reply is in.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,7 +79,7 @@ class ToolRuntime:
     scrubbed_env: frozenset[str] = field(default_factory=credential_names)
     hooks: HookRunner | None = None
     # Awaited (in the background) when a permission prompt is about to be shown: Notification hooks.
-    notify: Callable[[str, str], Awaitable[None]] | None = None
+    notify: Callable[[str, str], Coroutine[Any, Any, None]] | None = None
     # The OS sandbox for Bash commands, when the session has one.
     sandbox: Sandbox | None = None
 
@@ -165,12 +165,12 @@ async def _run_one(
             preview = ToolOutput.error(f"Error: {tool.name} failed unexpectedly: {type(exc).__name__}: {exc}")
         if isinstance(preview, ToolOutput):
             return ToolCallOutcome(tool_use, runtime.redactor.output(preview), hooks=said)
-        denied = await approver.approve(tool, parsed, ctx, preview, hook, hook_reason)  # type: ignore[arg-type]
+        denied = await approver.approve(tool, parsed, ctx, preview, hook, hook_reason)
         if denied is not None:
             return ToolCallOutcome(tool_use, denied, hooks=said)
     elif (read := tool.permission_request(parsed, ctx)) is not None or hook == "ask":
         request = read or PermissionRequest(tool_name=tool.name, key="")
-        denied = await approver.approve_read(request, hook, hook_reason)  # type: ignore[arg-type]
+        denied = await approver.approve_read(request, hook, hook_reason)
         if denied is not None:
             return ToolCallOutcome(tool_use, denied, hooks=said)
     if cancelled.is_set():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Self, TypeVar
 
 from agent_repl.core.api.client import ModelClient
 from agent_repl.core.api.failures import CompactTrigger
@@ -19,7 +19,7 @@ from agent_repl.core.config.settings import Settings
 from agent_repl.core.hooks.runner import HookRunner
 from agent_repl.core.loop.projection import Projector
 from agent_repl.core.loop.tool_execution import ToolRuntime
-from agent_repl.core.model.messages import Message, Usage
+from agent_repl.core.model.messages import Message, MessageT, Usage
 from agent_repl.core.permissions.mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions.rules import ApprovalCallback
 
@@ -32,12 +32,16 @@ class CompactionResult(Protocol):
     new_messages: list[Any]
 
 
-class Compaction(Protocol):
+# The session a compaction works on: a compactor may need more of it than a turn does.
+SessionT_contra = TypeVar("SessionT_contra", contravariant=True)
+
+
+class Compaction(Protocol[SessionT_contra]):
     """Runs a compaction when the pipeline's `Compact` action, `/compact` or recovery asks for one
     (agent_repl.context.compact.Compactor is one)."""
 
     async def compact(
-        self, session: TurnSession, *, trigger: CompactTrigger, instructions: str | None = None, byte_budget: int | None = None
+        self, session: SessionT_contra, *, trigger: CompactTrigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> CompactionResult:
         """`byte_budget`: after a 413, the most bytes the compaction request and the view after it may hold."""
         ...
@@ -58,7 +62,7 @@ class TurnSession(Protocol):
     model: str
     ask: ApprovalCallback | None
     cancelled: asyncio.Event
-    compactor: Compaction | None
+    compactor: Compaction[Self] | None
     # Called after a turn that sent a request, with the next request's estimate (None: unknown).
     after_turn_hooks: list[Callable[[Any, int | None], None]]
     # Checkpoints of the files the tools change (agent_repl.transcript.file_history), if kept.
@@ -80,7 +84,7 @@ class TurnSession(Protocol):
     @property
     def model_info(self) -> ModelInfo: ...
 
-    async def append(self, message: Message) -> Message: ...
+    async def append(self, message: MessageT) -> MessageT: ...
 
     async def append_record(self, record: Any) -> None: ...
 

@@ -153,7 +153,7 @@ async def _shell_command(session: TurnSession, command: str) -> AsyncIterator[Ag
     outcome = await run_user_tool(session, "Bash", {"command": command})
     if outcome is None:
         notice = await session.append(SystemMessage(subtype="informational", content="the command did not run"))
-        yield SystemMessageEvent(message=notice)  # type: ignore[arg-type]
+        yield SystemMessageEvent(message=notice)
     else:
         content = outcome.output.content
         output = content if isinstance(content, str) else ""

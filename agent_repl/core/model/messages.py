@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid as uuid_module
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -270,6 +270,8 @@ class SystemMessage(_Entry):
 
 
 Message = Annotated[UserMessage | AssistantMessage | SystemMessage, Field(discriminator="type")]
+# One kind of entry in, the same kind out (appending a SystemMessage hands back a SystemMessage).
+MessageT = TypeVar("MessageT", bound=UserMessage | AssistantMessage | SystemMessage)
 
 
 def user_text(text: str, *, is_meta: bool = False, session_id: str = "") -> UserMessage:
