@@ -17,6 +17,8 @@ only past it, when the next request has to write the prefix again anyway.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from agent_repl.context.state import PipelineState, is_prompt
 from agent_repl.core.api.request import CacheMarks
 from agent_repl.core.model.messages import AssistantMessage, Message
@@ -41,7 +43,7 @@ def _wire_index(uuid: str | None, wire_sources: list[list[str]]) -> int | None:
 
 
 def cache_marks(
-    history: list[Message], wire: list[dict[str, object]], wire_sources: list[list[str]], state: PipelineState,
+    history: list[Message], wire: Sequence[Mapping[str, object]], wire_sources: list[list[str]], state: PipelineState,
     *, before: str | None = None,
 ) -> CacheMarks:
     """The breakpoints for the request built from `history` now: their lifetimes, and an extra

@@ -93,8 +93,8 @@ def summarize_span(entries: list[Message]) -> str:
     results: dict[str, tuple[ToolResultBlock, Any]] = {}
     for message in entries:
         if isinstance(message, UserMessage):
-            for block in message.tool_results():
-                results[block.tool_use_id] = (block, message.tool_use_result)
+            for answer in message.tool_results():
+                results[answer.tool_use_id] = (answer, message.tool_use_result)
     sent = [m for m in entries if isinstance(m, (UserMessage, AssistantMessage))]
     lines = [f"Earlier part of this conversation, summarized ({len(sent)} entries; tool output left out):"]
     for message in sent:

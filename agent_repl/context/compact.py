@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agent_repl.context.attachments import (
     files_in,
@@ -33,7 +33,7 @@ from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.compact_api import api_summary, split_for_kept_turns
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
-from agent_repl.context.fork import fork_request
+from agent_repl.context.fork import Wire, WireTransform, fork_request
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.context.rounds import index_of
@@ -75,7 +75,7 @@ class CompactionOutcome:
     new_messages: list[Message] = field(default_factory=list)
 
 
-def is_typed_prompt(message: Message) -> bool:
+def is_typed_prompt(message: Message) -> TypeGuard[UserMessage]:
     return (
         isinstance(message, UserMessage)
         and not message.is_meta
@@ -261,13 +261,15 @@ class Compactor:
             max_tokens=self.summary_max_tokens,
             before_uuid=cut.uuid if cut is not None else None,
         )
-        transform = None
+        transform: WireTransform | None = None
         if byte_budget is not None:
             cut = None
             fork = partial(fork_request, session, question, max_tokens=self.summary_max_tokens)
 
-            def transform(wire):  # type: ignore[no-untyped-def]
+            def within_budget(wire: Wire) -> Wire:
                 return shrink_by_bytes(wire, session.tool_results_dir, byte_budget)
+
+            transform = within_budget
 
         for attempt in range(MAX_PTL_RETRIES + 1):
             too_large = False
@@ -306,13 +308,17 @@ class Compactor:
                 gap = None
             previous = transform
 
-            def transform(wire, previous=previous, gap=gap, too_large=too_large):  # type: ignore[no-untyped-def]
+            def smaller(
+                wire: Wire, previous: WireTransform | None = previous, gap: int | None = gap, too_large: bool = too_large
+            ) -> Wire:
                 wire = previous(wire) if previous else wire
                 if too_large:
                     return shrink_by_bytes(wire, session.tool_results_dir)
                 # The estimate of what a round frees runs high (JSON escapes): ask it for more.
                 margin = None if gap is None else round(gap * 1.5) + state.config.effective_window // 100
                 return drop_oldest_rounds(wire, margin, lambda m: _wire_tokens(m, state))
+
+            transform = smaller
 
         raise CompactionError("unreachable")
 

@@ -19,7 +19,8 @@ from agent_repl.core.api.request import build_request
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession
 
-WireTransform = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+Wire = list[dict[str, Any]]
+WireTransform = Callable[[Wire], Wire]
 
 
 def append_question(wire: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:

@@ -70,7 +70,7 @@ def _gap_is_the_resumes(view: list[Message], state: PipelineState) -> bool:
 
 def clearable_results(view: list[Message], state: PipelineState) -> list[tuple[int, str]]:
     """(entry index, tool_use_id) of every clearable tool result in the view, oldest first."""
-    return state.memo("clearable", view, lambda: _find_clearable(view, state))  # type: ignore[return-value]
+    return state.memo("clearable", view, lambda: _find_clearable(view, state))
 
 
 def _find_clearable(view: list[Message], state: PipelineState) -> list[tuple[int, str]]:
@@ -256,12 +256,12 @@ class Microcompact(Stage):
             ]
         by_source = {uuid: draft for draft in drafts if draft.role == "user" for uuid in draft.sources}
         for edit in state.microcompact.pinned:
-            draft = by_source.get(edit.anchor_uuid)
+            anchor = by_source.get(edit.anchor_uuid)
             # A result a collapse or a compaction took out of the view can no longer be referenced.
             present = [tid for tid in edit.tool_use_ids if tid in clearable]
-            if draft is None or not present:
+            if anchor is None or not present:
                 continue
-            draft.content.append(
+            anchor.content.append(
                 {"type": "cache_edits", "edits": [{"type": "delete", "cache_reference": tid} for tid in present]}
             )
 

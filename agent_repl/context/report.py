@@ -19,6 +19,8 @@ from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
+    TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     UserMessage,
 )
@@ -73,7 +75,7 @@ def _first_line(message: Message) -> str:
             return ""
         if block.type == "tool_use":
             return f"{block.name}({json.dumps(block.input, ensure_ascii=False)})"[:100]
-        text = getattr(block, "text", None) or getattr(block, "thinking", "")
+        text = block.text if isinstance(block, TextBlock) else block.thinking if isinstance(block, ThinkingBlock) else ""
     elif isinstance(message, UserMessage):
         results = message.tool_results()
         text = results[0].text() if results else message.text()

@@ -209,4 +209,4 @@ class ConversationIndex:
 
 def index_of(view: list[Message], state: PipelineState) -> ConversationIndex:
     """The index of `view`, built once per projection and shared by every stage that asks."""
-    return state.memo("rounds", view, lambda: ConversationIndex(view, state.facts))  # type: ignore[return-value]
+    return state.memo("rounds", view, lambda: ConversationIndex(view, state.facts))

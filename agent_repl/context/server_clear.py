@@ -104,12 +104,12 @@ def clear_edit(view: list[Message], state: PipelineState, planned: dict[str, int
     keep = len(uses) - last - 1
     clearable = state.config.clearable_tools
     excluded = sorted({names[tid] for tid in uses[: last + 1] if tid in names and names[tid] not in clearable})
-    planned = sum(cleared[tid] for tid in uses[: last + 1] if tid in cleared)
+    cleared_tokens = sum(cleared[tid] for tid in uses[: last + 1] if tid in cleared)
     edit: dict[str, Any] = {
         "type": CLEAR_TOOL_USES,
         "trigger": {"type": "tool_uses", "value": keep},
         "keep": {"type": "tool_uses", "value": keep},
-        "clear_at_least": {"type": "input_tokens", "value": planned // 2},
+        "clear_at_least": {"type": "input_tokens", "value": cleared_tokens // 2},
     }
     if excluded:
         edit["exclude_tools"] = excluded

@@ -12,12 +12,18 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from agent_repl.context.facts import FactCache
 from agent_repl.context.thresholds import REFERENCE_WINDOW, effective_window, tool_result_budget_chars
 from agent_repl.core.model.messages import AssistantMessage, Message, Usage, UserMessage, utc_now
 from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Part = TypeVar("_Part", bound="DataclassInstance")
+_Memo = TypeVar("_Memo")
 
 CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 
@@ -274,10 +280,10 @@ def is_prompt(message: Message) -> bool:
     )
 
 
-def _copy_part(part: object) -> object:
+def _copy_part(part: _Part) -> _Part:
     """A copy of one part of the state with its own sets, dicts and lists (their items are never edited)."""
     duplicate = copy.copy(part)
-    for f in fields(part):  # type: ignore[arg-type]
+    for f in fields(part):
         value = getattr(part, f.name)
         if isinstance(value, set | dict | list):
             setattr(duplicate, f.name, copy.copy(value))
@@ -302,24 +308,30 @@ class PipelineState:
     facts: FactCache = field(default_factory=FactCache)
     clock: Callable[[], datetime] = utc_now
     # Derived facts about the view being projected, shared by the stages of one projection.
-    scratch: dict[tuple[str, int], object] = field(default_factory=dict)
+    scratch: dict[tuple[str, int], tuple[list[Message], object]] = field(default_factory=dict)
 
     def copy(self) -> PipelineState:
         """A copy whose decisions and bookkeeping change without touching this state (a dry run);
         the settings, the fact cache and the clock are shared."""
-        parts = ("budget", "snip", "microcompact", "tokens", "compaction", "collapse", "pauses")
         return replace(
             self,
-            **{name: _copy_part(getattr(self, name)) for name in parts},
+            budget=_copy_part(self.budget),
+            snip=_copy_part(self.snip),
+            microcompact=_copy_part(self.microcompact),
+            tokens=_copy_part(self.tokens),
+            compaction=_copy_part(self.compaction),
+            collapse=_copy_part(self.collapse),
+            pauses=_copy_part(self.pauses),
             rewound=set(self.rewound),
             scratch={},
         )
 
-    def memo(self, key: str, view: list, compute: Callable[[], object]) -> object:
+    def memo(self, key: str, view: list[Message], compute: Callable[[], _Memo]) -> _Memo:
         """`compute()` once per projection for this very view list (stages pass lists, never edit them)."""
         slot = (key, id(view))
         cached = self.scratch.get(slot)
-        if cached is None or cached[0] is not view:  # type: ignore[index]
+        if cached is None or cached[0] is not view:
             cached = (view, compute())
             self.scratch[slot] = cached
-        return cached[1]  # type: ignore[index]
+        # One key is always computed by one function, so its value has that function's type.
+        return cast(_Memo, cached[1])

@@ -130,7 +130,7 @@ def leave_out_stale_thinking(
 
 def without_thinking(wire: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The wire with every thinking block removed (for a request whose messages were rewritten)."""
-    stripped = []
+    stripped: list[dict[str, Any]] = []
     for message in wire:
         content = [b for b in message["content"] if b.get("type") not in THINKING_KINDS]
         if content:

@@ -9,7 +9,7 @@ as unknown rather than guessed. `resolve_model` turns what a user typed (`opus`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from agent_repl.contract import ModelInfo, known_model_info, price_usd
@@ -49,7 +49,7 @@ def unknown_model_message(name: str, available: Iterable[str]) -> str:
     return f"unknown model {name!r}.{hint} Aliases: {', '.join(ALIASES)}."
 
 
-def alias_target(name: str, listing: list[Mapping[str, Any]]) -> str:
+def alias_target(name: str, listing: Sequence[Mapping[str, Any]]) -> str:
     """What `opus`, `sonnet` or `haiku` stand for here (the newest listed model of that line);
     any other name unchanged."""
     alias = name.strip().lower()

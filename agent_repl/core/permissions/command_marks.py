@@ -217,9 +217,9 @@ class _Finder:
     def command(self, node: Node) -> None:
         for child in node.children:
             if child.type == "variable_assignment" and child.children:
-                name = self.raw(child.children[0])
-                if _CODE_VARIABLES.match(name):
-                    self.mark(child, child, "environment", f"{name}=… can make the command run other programs or code")
+                variable = self.raw(child.children[0])
+                if _CODE_VARIABLES.match(variable):
+                    self.mark(child, child, "environment", f"{variable}=… can make the command run other programs or code")
         names = self.names(node)
         fed = next((c for c in node.children if c.type in ("herestring_redirect", "heredoc_redirect")), None)
         runner = next((w for w, n, _ in names if interpreter(n) is not None), None)

@@ -159,7 +159,7 @@ def _is_assignment(word: str | None) -> bool:
     return name.isidentifier()
 
 
-def _skip_options(argv: list[str | None], i: int, with_arg: set[str], *, optional_arg: set[str] = frozenset(),
+def _skip_options(argv: list[str | None], i: int, with_arg: set[str], *, optional_arg: frozenset[str] | set[str] = frozenset(),
                   numeric: bool = False) -> int | None:  # fmt: skip
     """The index of the first word after the options; None when an option is only known at run time."""
     while i < len(argv):

@@ -381,7 +381,7 @@ class _Walker:
         if kind == "ansi_c_string":
             return Word(text, _decode_ansi_c(text[2:-1]))
         if kind in ("string", "translated_string", "concatenation"):
-            parts = []
+            parts: list[str | None] = []
             for child in node.children:
                 if child.type == '"' or (kind == "translated_string" and child.type == "$"):
                     continue

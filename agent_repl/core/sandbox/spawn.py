@@ -36,8 +36,13 @@ class SandboxedProcess:
             fd = os.pidfd_open(self.pid)
         except OSError:
             return await asyncio.to_thread(self._popen.wait)  # no pidfd (old kernel): a thread waits
-        exited = loop.create_future()
-        loop.add_reader(fd, lambda: exited.done() or exited.set_result(None))
+        exited: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not exited.done():
+                exited.set_result(None)
+
+        loop.add_reader(fd, readable)
         try:
             await exited
         finally:
@@ -54,7 +59,7 @@ class ConfinedSpawner:
 
     async def spawn(self, argv: Sequence[str], **popen: Any) -> SandboxedProcess:
         loop = asyncio.get_running_loop()
-        started = await loop.run_in_executor(self._executor, partial(subprocess.Popen, list(argv), **popen))
+        started = await loop.run_in_executor(self._executor, partial(_start, list(argv), popen))
         return SandboxedProcess(started)
 
     def close(self) -> None:
@@ -63,4 +68,9 @@ class ConfinedSpawner:
 
 async def spawn_plain(argv: Sequence[str], **popen: Any) -> SandboxedProcess:
     """Start a command from the calling thread (macOS: `argv` begins with sandbox-exec)."""
-    return SandboxedProcess(await asyncio.to_thread(subprocess.Popen, list(argv), **popen))
+    return SandboxedProcess(await asyncio.to_thread(_start, list(argv), popen))
+
+
+def _start(argv: list[str], popen: dict[str, Any]) -> subprocess.Popen[bytes]:
+    """Binary streams (no text mode): the output goes where the caller points it, undecoded."""
+    return subprocess.Popen(argv, **popen)

@@ -206,16 +206,18 @@ def redact_file(path: Path, secrets: tuple[str, ...]) -> bool:
 def _matches(shapes: Iterable[_Compiled], data: AnyStr) -> list[tuple[int, int, int]]:
     """(match start, secret start, secret end) of every secret in `data`, in order."""
     newline = "\n" if isinstance(data, str) else b"\n"
-    found = []
+    found: list[tuple[int, int, int]] = []
     for shape in shapes:
         if shape.triggers and not any(t in data for t in shape.triggers):
             continue
         for m in shape.pattern.finditer(data):
+            start = m.start()
             if shape.line_prefix is not None:
-                line_start = data.rfind(newline, 0, m.start()) + 1  # type: ignore[arg-type]
-                if not shape.line_prefix.fullmatch(data, line_start, m.start()):
+                line_start = data.rfind(newline, 0, start) + 1
+                if not shape.line_prefix.fullmatch(data, line_start, start):
                     continue
-            found.append((m.start(), *m.span("s")))
+            secret_start, secret_end = m.span("s")
+            found.append((start, secret_start, secret_end))
     return sorted(found, key=lambda match: match[1])
 
 
