@@ -272,7 +272,7 @@ class Routes:
         betas = betas_of(call.request)
         check_body(body, COUNT_BODY, betas)
         validate_count(body, self.lookup(body["model"]))
-        return _engine_call(self.state.engine.count_tokens, body, betas=betas)  # type: ignore[no-any-return]
+        return _engine_call(self.state.engine.count_tokens, body, betas=betas)
 
     async def list_models(self, request: Request) -> Response:
         def page(call: Call) -> dict[str, Any]:
@@ -396,7 +396,7 @@ def _needs_control_token(state: EmulatorState, route: Callable[[Request], Any]) 
                 401, "the /_emulator routes need this run's control token in an x-emulator-token header"
             )
             return error_response(err, new_id("req_", state.rng), None)
-        return await route(request)  # type: ignore[no-any-return]
+        return await route(request)
 
     return guarded
 

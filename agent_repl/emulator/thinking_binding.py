@@ -108,7 +108,7 @@ def mismatch_behavior(body: dict[str, Any], betas: frozenset[str], *, enforced_b
             raise EmulatorRequestError(
                 "thinking.block_binding.prefix_mismatch_behavior: Input should be 'error' or 'drop_block'"
             )
-        return value  # type: ignore[no-any-return]
+        return value
     return "error" if enforced_by_default else "allow"
 
 

@@ -52,7 +52,7 @@ class Snapshot(_Camel):
 class FileHistorySnapshotRecord(SideRecord):
     """Claude Code's record (written by us too); the loader keeps it as a raw dict, parsed here."""
 
-    type: Literal["file-history-snapshot"] = "file-history-snapshot"  # type: ignore[assignment]
+    type: Literal["file-history-snapshot"] = "file-history-snapshot"
     message_id: str
     snapshot: Snapshot
     is_snapshot_update: bool = False

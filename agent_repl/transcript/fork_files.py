@@ -121,5 +121,5 @@ def point_to_copies(history: list[Message], rewrite: Callable[[str], str]) -> No
 def record_pointing_to_copies(record: R, rewrite: Callable[[str], str]) -> R:
     """A `content-replacement` record whose replacement names the copies; any other record as it is."""
     if isinstance(record, ContentReplacementRecord):
-        return record.model_copy(update={"replacement": rewrite(record.replacement)})  # type: ignore[return-value]
+        return record.model_copy(update={"replacement": rewrite(record.replacement)})
     return record
