@@ -65,7 +65,7 @@ class BackgroundShell:
 
     def line(self) -> str:
         """One line for /bashes: id, status (with the exit code), command."""
-        status = self.status
+        status: str = self.status
         if self.exit_code is not None and status != "running":
             status = f"{status}, exit code {self.exit_code}"
         return f"{self.shell_id}  [{status}]  {self.command}"
