@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_repl.commands.add_dir import add_dir_command
 from agent_repl.commands.agents import agents_command
+from agent_repl.commands.background import bashes_command
 from agent_repl.commands.config import config_command
 from agent_repl.commands.doctor import doctor_command
 from agent_repl.commands.effort import effort_command
+from agent_repl.commands.export import export_command
 from agent_repl.commands.hooks import hooks_command
 from agent_repl.commands.mcp import mcp_command
 from agent_repl.commands.project import init_command, memory_command, permissions_command, status_command
@@ -50,6 +53,7 @@ KEYS = [
     ("Shift+Tab", "in the input: cycle the permission mode (default, accept edits, plan)"),
     ("Ctrl+C", "interrupt the running turn; on an idle prompt clear it, twice to exit"),
     ("Ctrl+D", "exit (the line that resumes the session is printed)"),
+    ("Ctrl+B", "while Bash runs a command: move it to the background (/bashes lists it)"),
     ("@path, !command", "attach a file or a directory listing; run a shell command yourself"),
 ]
 
@@ -288,6 +292,9 @@ def default_registry() -> CommandRegistry:
             usage="[--project|--user] NOTE",
         ),
         Command("init", "have the model write an AGENTS.md for this project", init_command, usage="[notes]"),
+        Command("bashes", "the background commands: status, exit code, command; kill one", bashes_command, usage="[kill ID]"),
+        Command("add-dir", "add a working directory for this session", add_dir_command, usage="PATH", completes="path"),
+        Command("export", "the conversation as Markdown: to FILE, else to the clipboard", export_command, usage="[FILE]", completes="path"),
         Command("exit", "leave", exit_command, aliases=("quit",)),
     ):
         registry.register(command)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from agent_repl.core.model.messages import Usage
@@ -176,6 +177,15 @@ class EditorRequest:
 
 
 @dataclass(frozen=True)
+class ClipboardExport:
+    """/export with no file: the front end copies `markdown` to the clipboard where the terminal
+    offers one (OSC 52), else writes it to `fallback` (agent_repl.commands.export.write_export)."""
+
+    markdown: str
+    fallback: Path
+
+
+@dataclass(frozen=True)
 class PromptRequest:
     """/init: the front end sends `prompt` to the model as the next turn (shown as `shown`)."""
 
@@ -253,4 +263,5 @@ CommandResult = (
     | MemoryChoices
     | DoctorReport
     | ConfigReport
+    | ClipboardExport
 )

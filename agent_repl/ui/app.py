@@ -58,6 +58,7 @@ class AgentApp(App[int]):
         Binding("ctrl+c", "ctrl_c", "exit (twice)", priority=True, show=False),
         Binding("ctrl+d", "quit", "exit", priority=True, show=False),
         Binding("escape", "interrupt", "interrupt", show=False),
+        Binding("ctrl+b", "background", "run the command in the background", priority=True, show=False),
     ]
 
     class SessionReady(Message):
@@ -341,6 +342,7 @@ class AgentApp(App[int]):
 
     async def show_result(self, line: str, result: CommandResult) -> None:
         from agent_repl.commands import results as r
+        from agent_repl.ui.clipboard import deliver_export
         from agent_repl.ui.editor import open_in_editor
         from agent_repl.ui.render import render_result
         from agent_repl.ui.screens.choices import picker_for
@@ -353,6 +355,8 @@ class AgentApp(App[int]):
             self.pending.insert(0, result.prompt)  # sent as the next turn, once this command is done
         if isinstance(result, r.EditorRequest):
             result = open_in_editor(result, self.suspend)
+        if isinstance(result, r.ClipboardExport):
+            result = deliver_export(result, self.copy_to_clipboard)
         now = self.now() if self.now else None
         picker = picker_for(result, now)
         if picker is not None:
@@ -433,6 +437,14 @@ class AgentApp(App[int]):
             self._next_pending()
             return
         self.set_hint("press Esc again to rewind to an earlier prompt")
+
+    def action_background(self) -> None:
+        """Ctrl+B: the running Bash command goes on in the background and the turn continues."""
+        session = self.session
+        if session is not None and session.shells.request_move():
+            self.set_hint("moving the command to the background (/bashes lists it)")
+        else:
+            self.set_hint("Ctrl+B moves a running Bash command to the background; none is running")
 
     async def action_ctrl_c(self) -> None:
         """As in Claude Code: interrupt a running turn, else clear the input, else twice to exit."""

@@ -32,6 +32,7 @@ from agent_repl.bootstrap import ResumeSource, close_session, held_back_grants, 
 from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
 from agent_repl.commands import results as r
 from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
+from agent_repl.commands.export import write_export
 from agent_repl.core.config.settings import Settings
 from agent_repl.core.config.trust import NOT_TRUSTED_NOTICE, trust_question
 from agent_repl.core.model.events import (
@@ -544,6 +545,8 @@ async def run_inline(
                     break
                 if isinstance(result, r.EditorRequest):
                     result = open_in_editor(result)
+                if isinstance(result, r.ClipboardExport):  # no clipboard here: the file it names
+                    result = write_export(result.markdown, result.fallback)
                 console.print(render_result(result))
                 if isinstance(result, r.PromptRequest):
                     pending = result.prompt

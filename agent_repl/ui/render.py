@@ -11,6 +11,7 @@ from rich.text import Text
 
 from agent_repl.commands.results import (
     AgentsReport,
+    ClipboardExport,
     CommandResult,
     CompactDone,
     ConfigReport,
@@ -118,6 +119,9 @@ def render_result(result: CommandResult, *, now: datetime | None = None) -> Rend
         return Text("edited " + ", ".join(result.paths) + " (memory files are read when a session starts: /clear to load)")
     if isinstance(result, PromptRequest):
         return Text(result.shown)
+    if isinstance(result, ClipboardExport):
+        lines = len(result.markdown.splitlines())
+        return Text(f"Conversation copied to the clipboard ({lines} lines of Markdown); /export FILE writes it to a file")
     if isinstance(result, ConfigReport):
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold", no_wrap=True)

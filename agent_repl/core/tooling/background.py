@@ -187,13 +187,17 @@ class BackgroundShells:
                 await shell.watcher
 
     def take_notifications(self) -> list[str]:
-        """One `<task-notification>` per shell that ended on its own and was not yet announced."""
+        """One `<task-notification>` per shell that ended (on its own, or killed by the user) and
+        was not yet announced; one the model killed or read to its end is not."""
         notes = []
         for shell in self.shells.values():
-            if shell.status in ("completed", "failed") and not shell.announced:
+            if shell.status != "running" and not shell.announced:
                 shell.announced = True
                 summary = f'Background command "{shell.description or shell.command}" {shell.status}'
-                summary += f" (exit code {shell.exit_code})"
+                if shell.status == "killed":
+                    summary = f'Background command "{shell.description or shell.command}" was killed by the user'
+                else:
+                    summary += f" (exit code {shell.exit_code})"
                 notes.append(
                     "<task-notification>\n"
                     f"<task-id>{shell.shell_id}</task-id>\n"

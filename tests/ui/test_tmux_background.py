@@ -1,0 +1,111 @@
+"""Background commands, /bashes and /export in a real terminal: a background `sleep` polled with
+BashOutput and killed with KillShell, Ctrl+B moving a running command, the session's end killing
+what still runs, and the conversation exported as Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .tmux import TmuxBed, tmux, unwrapped
+
+READY = "/help lists commands"
+ALLOW = ("--allowed-tools", "Bash")
+
+
+def _tool_results(records: list[dict]) -> dict[str, str]:
+    """Each tool call's name and its result's text, from the transcript."""
+    names = {b["id"]: b["name"] for r in records if r["type"] == "assistant"
+             for b in r["message"]["content"] if b.get("type") == "tool_use"}
+    results = {}
+    for r in records:
+        content = r["message"]["content"] if r["type"] == "user" else None
+        for b in content if isinstance(content, list) else []:
+            if b.get("type") == "tool_result":
+                results.setdefault(names[b["tool_use_id"]], "")
+                results[names[b["tool_use_id"]]] += str(b["content"]) + "\n"
+    return results
+
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_background_sleep_is_polled_and_killed_and_bashes_lists_it(tmux_bed: TmuxBed):
+    tmux_bed.script([
+        {"tools": [{"name": "Bash", "input": {"command": "echo tick; sleep 30", "description": "Tick then sleep",
+                                               "run_in_background": True}}]},
+        {"tools": [{"name": "Bash", "input": {"command": "sleep 0.5"}}]},
+        {"tools": [{"name": "BashOutput", "input": {"bash_id": "bash_1"}}]},
+        {"tools": [{"name": "KillShell", "input": {"shell_id": "bash_1"}}]},
+        {"text": "Polled and stopped the sleeper."},
+    ])
+    term = tmux_bed.start(*ALLOW)
+    term.wait_for(READY)
+    term.type("start a sleeper in the background, read it, stop it")
+    term.wait_for("Polled and stopped the sleeper.")
+    term.submit("/bashes")
+    screen = unwrapped(term.wait_for("bash_1 [killed"))
+    assert "echo tick; sleep 30" in screen
+    term.type("/exit")
+    code, _ = term.wait_exit(20)
+    assert code == 0
+    (records,) = term.transcripts()
+    results = _tool_results(records)
+    assert "Command running in background with ID: bash_1" in results["Bash"]
+    assert "<status>running</status>" in results["BashOutput"] and "tick" in results["BashOutput"]
+    assert "Killed background shell bash_1" in results["KillShell"]
+
+
+def test_ctrl_b_backgrounds_a_running_command_and_the_exit_kills_it(tmux_bed: TmuxBed):
+    project = tmux_bed.project()
+    tmux_bed.script([
+        {"tools": [{"name": "Bash", "input": {"command": "echo $$ > shell.pid; echo started; sleep 60"}}]},
+        {"text": "It goes on in the background."},
+    ])
+    term = tmux_bed.start(*ALLOW, project=project)
+    term.wait_for(READY)
+    term.type("run the slow one")
+    term.wait_for("started")
+    term.keys("C-b")
+    term.wait_for("It goes on in the background.")
+    term.submit("/bashes")
+    screen = unwrapped(term.wait_for("bash_1 [running]"))
+    assert "sleep 60" in screen
+    pid = int((project / "shell.pid").read_text())
+    assert not _gone(pid)
+    term.type("/exit")
+    code, _ = term.wait_exit(20)
+    assert code == 0
+    assert _gone(pid), "the session's end killed the background command"
+    (records,) = term.transcripts()
+    assert "The user moved this command to the background with ID: bash_1" in _tool_results(records)["Bash"]
+
+
+def test_export_writes_the_session_as_markdown(tmux_bed: TmuxBed):
+    project = tmux_bed.project()
+    tmux_bed.script([
+        {"tools": [{"name": "Read", "input": {"file_path": str(project / "README.md")}}]},
+        {"text": "The readme describes **a tiny project**."},
+    ])
+    term = tmux_bed.start(project=project)
+    term.wait_for(READY)
+    term.type("what does the readme say?")
+    term.wait_for("a tiny project")
+    term.submit("/export notes/session.md")
+    term.wait_for("Conversation exported: wrote")
+    text = (project / "notes" / "session.md").read_text()
+    assert "## User\n\nwhat does the readme say?" in text
+    assert "**Read**" in text and "A tiny project for terminal tests." in text
+    assert "## Assistant\n\nThe readme describes **a tiny project**." in text
+    # No file: to the clipboard through OSC 52, which tmux keeps as its newest buffer when allowed.
+    tmux("set-option", "-s", "set-clipboard", "on")
+    term.submit("/export")
+    term.wait_for("Conversation copied to the clipboard")
+    assert "## User\n\nwhat does the readme say?" in tmux("show-buffer").stdout
+    term.type("/exit")
+    code, _ = term.wait_exit(20)
+    assert code == 0
