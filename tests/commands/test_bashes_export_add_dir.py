@@ -10,7 +10,13 @@ from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands.results import ClipboardExport, TextOutput
 from agent_repl.core.api.client import ModelClient
 from agent_repl.core.config.settings import Settings
-from agent_repl.core.model.messages import AssistantMessage, TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
 from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.core.permissions.rules import Decision, PermissionRequest
 from agent_repl.core.tooling.tool import ToolContext
