@@ -33,6 +33,7 @@ from agent_repl.core.permissions.mode import ModeHolder, PermissionMode
 from agent_repl.core.permissions.rules import ApprovalCallback, PermissionPolicy
 from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.tooling.background import BackgroundShells
+from agent_repl.core.tooling.display import ToolDisplays
 from agent_repl.core.tooling.file_state import ReadLedger
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool, ToolPorts
@@ -68,6 +69,8 @@ class Session:
         self.settings = settings
         self.client = client
         self.tools = {tool.name: tool for tool in tools}
+        # How front ends show each tool's calls (an unknown name gets the default display).
+        self.tool_displays = ToolDisplays({tool.name: tool.display for tool in tools})
         # Tools sent with `defer_loading` (agent_repl.core.api.deferred_tools), minus those a compact
         # boundary says were discovered before it (`loaded_tools`).
         self.deferred_tools = deferred_tools

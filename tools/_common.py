@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import inspect
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_repl.core.tooling.display import ToolDisplay, plural, structured_dict
 from agent_repl.core.tooling.tool import ToolContext
 
 
@@ -29,6 +31,18 @@ class ToolArgs(BaseModel):
     """Base for tool input models: unknown keys are refused, aliases (`-i`) and names both accepted."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, json_schema_extra=_clean_schema)
+
+
+class FoundDisplay(ToolDisplay):
+    """Grep and Glob: how many files (or, for Grep's content mode, lines) were found."""
+
+    def summary(self, tool_input: Mapping[str, Any], structured: Any) -> str | None:
+        info = structured_dict(structured)
+        if "numFiles" not in info:
+            return None
+        if info.get("mode") == "content":
+            return f"Found {plural(info.get('numLines', 0), 'line')}"
+        return f"Found {plural(info['numFiles'], 'file')}"
 
 
 def current_cwd(ctx: ToolContext) -> Path:

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
@@ -19,6 +20,7 @@ from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.sandbox.outcome import explain
 from agent_repl.core.tooling.background import MAX_OUTPUT_BYTES, BackgroundShells
+from agent_repl.core.tooling.display import ToolDisplay
 from agent_repl.core.tooling.persisted_output import ensure_private_dir, persist_file
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
@@ -188,8 +190,17 @@ def _to_background(
     return ToolOutput(content=text, structured=structured, summary=f"{label}: in the background ({shell.shell_id})")
 
 
+class BashDisplay(ToolDisplay):
+    """An open Bash call shows its command as typed, not as JSON."""
+
+    def input_text(self, tool_input: Mapping[str, Any], limit: int) -> str:
+        command = tool_input.get("command")
+        return command[:limit] if isinstance(command, str) else super().input_text(tool_input, limit)
+
+
 class Bash(Tool[BashArgs]):
     name: ClassVar[str] = "Bash"
+    display: ClassVar[ToolDisplay] = BashDisplay()
     args_model = BashArgs
     max_result_size_chars: ClassVar[int | None] = 30_000
     is_read_only: ClassVar[bool] = False

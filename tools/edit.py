@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,6 +13,7 @@ from pydantic import Field
 
 from agent_repl.core.permissions.protected_paths import protected_reason
 from agent_repl.core.tooling.diffs import FileChange, patch_stats, structured_patch
+from agent_repl.core.tooling.display import FileChangeDisplay, ToolDisplay
 from agent_repl.core.tooling.file_state import Freshness, ReadLedger
 from agent_repl.core.tooling.tool import Args, Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs, current_cwd, display_path
@@ -199,8 +201,15 @@ class FileChangeTool(Tool[Args]):
         return failed if failed is not None else self.report(args, plan)
 
 
+class EditDisplay(FileChangeDisplay):
+    def asked_hunks(self, tool_input: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        old = tool_input.get("old_string")
+        return structured_patch(old, str(tool_input.get("new_string", ""))) if isinstance(old, str) else None
+
+
 class Edit(FileChangeTool[EditArgs]):
     name: ClassVar[str] = "Edit"
+    display: ClassVar[ToolDisplay] = EditDisplay()
     args_model = EditArgs
     description: ClassVar[str] = load_description(__file__, "edit")
 

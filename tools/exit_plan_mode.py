@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from agent_repl.core.permissions.mode import PlanProposal
+from agent_repl.core.tooling.display import BodyKind, ToolDisplay
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
 
@@ -19,8 +20,15 @@ class ExitPlanModeArgs(ToolArgs):
     plan: str = Field(description="The plan to show the user for approval, in Markdown; concise but complete")
 
 
+class PlanDisplay(ToolDisplay):
+    """The plan, as Markdown, open."""
+
+    body = BodyKind.PLAN
+
+
 class ExitPlanMode(Tool[ExitPlanModeArgs]):
     name: ClassVar[str] = "ExitPlanMode"
+    display: ClassVar[ToolDisplay] = PlanDisplay()
     args_model = ExitPlanModeArgs
     description: ClassVar[str] = load_description(__file__, "exit_plan_mode")
 

@@ -15,8 +15,9 @@ from typing import ClassVar
 from pydantic import Field
 
 from agent_repl.core.permissions.rules import PermissionRequest
+from agent_repl.core.tooling.display import ToolDisplay
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from agent_repl.tools._common import ToolArgs, current_cwd, display_path, resolve_path
+from agent_repl.tools._common import FoundDisplay, ToolArgs, current_cwd, display_path, resolve_path
 from agent_repl.tools._gitignore import IgnoreChain, extend_chain, initial_chain, is_ignored
 from agent_repl.tools._globpattern import CompiledGlob, compile_glob
 
@@ -90,6 +91,7 @@ def _search(
 
 class Glob(Tool[GlobArgs]):
     name: ClassVar[str] = "Glob"
+    display: ClassVar[ToolDisplay] = FoundDisplay()
     args_model = GlobArgs
     max_result_size_chars: ClassVar[int | None] = 100_000
     is_read_only: ClassVar[bool] = True

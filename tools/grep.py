@@ -14,9 +14,10 @@ from pydantic import Field
 
 from agent_repl.core.permissions.read_access import search_refusal
 from agent_repl.core.permissions.rules import PermissionRequest
+from agent_repl.core.tooling.display import ToolDisplay
 from agent_repl.core.tooling.persisted_output import format_size
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from agent_repl.tools._common import ToolArgs, current_cwd, display_path, resolve_path
+from agent_repl.tools._common import FoundDisplay, ToolArgs, current_cwd, display_path, resolve_path
 
 TIME_LIMIT_SECONDS = 20.0
 # ripgrep's output is read up to this many bytes, then ripgrep is stopped (a result this large
@@ -136,6 +137,7 @@ class _RgRun:
 
 class Grep(Tool[GrepArgs]):
     name: ClassVar[str] = "Grep"
+    display: ClassVar[ToolDisplay] = FoundDisplay()
     args_model = GrepArgs
     max_result_size_chars: ClassVar[int | None] = 20_000
     is_read_only: ClassVar[bool] = True

@@ -8,6 +8,7 @@ import difflib
 import io
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar
 
@@ -17,6 +18,7 @@ from agent_repl.core.model.messages import ImageBlock
 from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO, estimate_tokens
 from agent_repl.core.permissions.read_access import opened_refusal
 from agent_repl.core.permissions.rules import PermissionRequest
+from agent_repl.core.tooling.display import ToolDisplay, plural, structured_dict
 from agent_repl.core.tooling.persisted_output import format_size
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs, current_cwd
@@ -145,8 +147,15 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+class ReadDisplay(ToolDisplay):
+    def summary(self, tool_input: Mapping[str, Any], structured: Any) -> str | None:
+        file = structured_dict(structured).get("file")
+        return f"Read {plural(file['numLines'], 'line')}" if isinstance(file, dict) and "numLines" in file else None
+
+
 class Read(Tool[ReadArgs]):
     name: ClassVar[str] = "Read"
+    display: ClassVar[ToolDisplay] = ReadDisplay()
     args_model = ReadArgs
     max_result_size_chars: ClassVar[int | None] = None
     is_read_only: ClassVar[bool] = True

@@ -7,10 +7,12 @@ is also what lists the agent types in this tool's description, once, at start.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import Field
 
+from agent_repl.core.tooling.display import BodyKind, ToolDisplay, plural, structured_dict
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
 
@@ -23,8 +25,23 @@ class TaskArgs(ToolArgs):
     subagent_type: str | None = Field(default=None, description="The type of agent to use for this task")
 
 
+class TaskDisplay(ToolDisplay):
+    """A sub-agent's box; once it is done, what it took."""
+
+    body = BodyKind.SUBTASK
+
+    def summary(self, tool_input: Mapping[str, Any], structured: Any) -> str | None:
+        info = structured_dict(structured)
+        if "totalToolUseCount" not in info:
+            return None
+        seconds = (info.get("totalDurationMs") or 0) / 1000
+        tokens = info.get("totalTokens") or 0
+        return f"Done ({plural(info['totalToolUseCount'], 'tool use')} · {tokens:,} tokens · {seconds:.1f}s)"
+
+
 class Task(Tool[TaskArgs]):
     name: ClassVar[str] = TASK_TOOL_NAME
+    display: ClassVar[ToolDisplay] = TaskDisplay()
     args_model = TaskArgs
     # It changes nothing itself (its sub-agent's tools ask for themselves), so several run at once.
     is_read_only: ClassVar[bool] = True

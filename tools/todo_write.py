@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agent_repl.core.model.todos import STATUS_MARKS, TODOS_STATE_KEY, Todo
+from agent_repl.core.model.todos import STATUS_MARKS, TODOS_STATE_KEY, Todo, call_todos
+from agent_repl.core.tooling.display import HEADLINE_WIDTH, BodyKind, ToolDisplay, plural
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
 
@@ -15,8 +17,26 @@ class TodoWriteArgs(ToolArgs):
     todos: list[Todo] = Field(description="The whole updated todo list")
 
 
+class TodoWriteDisplay(ToolDisplay):
+    """A checklist, open; the headline counts the items."""
+
+    body = BodyKind.CHECKLIST
+
+    def headline(self, name: str, tool_input: Mapping[str, Any], width: int = HEADLINE_WIDTH) -> str:
+        todos = tool_input.get("todos")
+        if not isinstance(todos, list):
+            return super().headline(name, tool_input, width)
+        return f"{name}({len(todos)} item{'s' if len(todos) != 1 else ''})"
+
+    def summary(self, tool_input: Mapping[str, Any], structured: Any) -> str | None:
+        todos = call_todos(tool_input, structured) or []
+        done = sum(1 for t in todos if t.status == "completed")
+        return f"{plural(len(todos), 'todo')}, {done} done"
+
+
 class TodoWrite(Tool[TodoWriteArgs]):
     name: ClassVar[str] = "TodoWrite"
+    display: ClassVar[ToolDisplay] = TodoWriteDisplay()
     args_model = TodoWriteArgs
     is_read_only: ClassVar[bool] = True
     description: ClassVar[str] = load_description(__file__, "todo_write")

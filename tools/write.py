@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field
 
-from agent_repl.core.tooling.diffs import patch_stats
+from agent_repl.core.tooling.diffs import patch_stats, structured_patch
+from agent_repl.core.tooling.display import FileChangeDisplay, ToolDisplay, changed_path, plural
 from agent_repl.core.tooling.tool import ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs, current_cwd
 from agent_repl.tools._files import FileError, load_text, numbered_snippet
@@ -42,8 +44,35 @@ def plan_write(args: WriteArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
     return plan_change(path, original, content, 1, ctx)
 
 
+class WriteDisplay(FileChangeDisplay):
+    """A created file counts its lines; an overwrite shows its diff."""
+
+    def hunks(self, tool_input: Mapping[str, Any], structured: Any) -> list[dict[str, Any]] | None:
+        hunks = super().hunks(tool_input, structured)
+        if not isinstance(structured, dict) or not isinstance(structured.get("structuredPatch"), list):
+            return hunks
+        content = structured.get("content")
+        if hunks or not isinstance(content, str):
+            return hunks
+        # Claude Code stores no patch for a created file (nor, in older versions, for a rewrite).
+        original = structured.get("originalFile")
+        return structured_patch(original if isinstance(original, str) else "", content)
+
+    def asked_hunks(self, tool_input: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        content = tool_input.get("content")
+        return structured_patch("", content) if isinstance(content, str) else None
+
+    def summary(self, tool_input: Mapping[str, Any], structured: Any) -> str | None:
+        info = structured if isinstance(structured, dict) else {}
+        if info.get("type") == "update":
+            return super().summary(tool_input, structured)
+        content = tool_input.get("content") if isinstance(tool_input.get("content"), str) else info.get("content", "")
+        return f"Wrote {plural(len(str(content).splitlines()), 'line')} to {changed_path(tool_input, structured)}"
+
+
 class Write(FileChangeTool[WriteArgs]):
     name: ClassVar[str] = "Write"
+    display: ClassVar[ToolDisplay] = WriteDisplay()
     args_model = WriteArgs
     description: ClassVar[str] = load_description(__file__, "write")
 

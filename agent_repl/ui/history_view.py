@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.ids import short_id
 from agent_repl.core.model.web_results import SERVER_TOOL_NAMES, web_result_summary
+from agent_repl.core.tooling.display import ToolDisplays
 from agent_repl.core.tooling.persisted_output import is_persisted_preview
 from agent_repl.ui.tool_render import ToolCall, add_step
 
@@ -285,9 +286,13 @@ class ViewMarks:
 class HistoryView:
     """Builds items from history entries, incrementally: feed entries in order with `add`."""
 
-    def __init__(self, subagents: dict[str, list[Message]] | None = None) -> None:
-        """`subagents`: by Task call id, the sub-agent's history (its sidechain transcript)."""
+    def __init__(
+        self, subagents: dict[str, list[Message]] | None = None, displays: ToolDisplays | None = None
+    ) -> None:
+        """`subagents`: by Task call id, the sub-agent's history (its sidechain transcript);
+        `displays`: how each tool's calls are shown (the session's tools)."""
         self.subagents = subagents or {}
+        self.displays = displays or ToolDisplays()
         self.items: list[Item] = []
         self._tools: dict[str, ToolItem] = {}
         self._open_compact: CompactItem | None = None
@@ -375,12 +380,13 @@ class HistoryView:
                     tool.set_server_result(message.uuid, block.model_dump(mode="json"))
                 return None
             if block.type == "server_tool_use":
-                call = ToolCall(SERVER_TOOL_NAMES.get(block.name, block.name), dict(block.input))
+                call = ToolCall(SERVER_TOOL_NAMES.get(block.name, block.name), dict(block.input), displays=self.displays)
                 item = ToolItem([message.uuid], tool_use_id=block.id, call=call)
                 self._tools[block.id] = item
                 return item
             if block.type == "tool_use":
-                item = ToolItem([message.uuid], tool_use_id=block.id, call=ToolCall(block.name, dict(block.input)))
+                call = ToolCall(block.name, dict(block.input), displays=self.displays)
+                item = ToolItem([message.uuid], tool_use_id=block.id, call=call)
                 for entry in self.subagents.get(block.id, []):
                     add_step(item.call, entry)
                 self._tools[block.id] = item

@@ -57,6 +57,7 @@ from agent_repl.core.model.web_results import SERVER_TOOL_NAMES, web_result_summ
 from agent_repl.core.permissions.mode import MODE_LABELS, PlanProposal
 from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest
 from agent_repl.core.tooling.diffs import FileChange
+from agent_repl.core.tooling.display import BodyKind, ToolDisplays
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.session import Session
 from agent_repl.transcript.sessions import message_count
@@ -83,8 +84,10 @@ from agent_repl.ui.tool_views import diff_summary, render_hunks
 class InlineRenderer:
     """Prints a turn's events into the scrollback; tool calls look as they do in the app (`tool_render`)."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, displays: ToolDisplays | None = None) -> None:
         self.console = console
+        # How each tool's calls are shown (the session's tools; set again when the session changes).
+        self.displays = displays or ToolDisplays()
         self.streaming = False
         # The open line is the model's thinking (drawn dimmed), not its answer.
         self.thinking = False
@@ -125,7 +128,7 @@ class InlineRenderer:
             self._server_tool(event)
         elif isinstance(event, ToolUseStarted):
             self._end_stream()
-            call = tool_render.ToolCall(event.name, dict(event.input))
+            call = tool_render.ToolCall(event.name, dict(event.input), displays=self.displays)
             self.calls[event.tool_use_id] = call
             line = Text("● ", style="bold cyan")
             line.append(tool_render.headline(call), style="bold")
@@ -163,7 +166,8 @@ class InlineRenderer:
         for block in event.message.content:
             if block.type == "server_tool_use":
                 self._end_stream()
-                call = tool_render.ToolCall(SERVER_TOOL_NAMES.get(block.name, block.name), dict(block.input))
+                name = SERVER_TOOL_NAMES.get(block.name, block.name)
+                call = tool_render.ToolCall(name, dict(block.input), displays=self.displays)
                 self.calls[block.id] = call
                 line = Text("● ", style="bold cyan")
                 line.append(tool_render.headline(call), style="bold")
@@ -185,7 +189,7 @@ class InlineRenderer:
         self.console.print(line)
 
     def _tool_result(self, event: ToolResultEvent) -> None:
-        call = self.calls.pop(event.tool_use_id, None) or tool_render.ToolCall(event.name)
+        call = self.calls.pop(event.tool_use_id, None) or tool_render.ToolCall(event.name, displays=self.displays)
         [block] = [b for b in event.message.tool_results() if b.tool_use_id == event.tool_use_id] or [None]
         call.result = block.text() if block is not None else ""
         call.is_error = event.is_error
@@ -196,9 +200,9 @@ class InlineRenderer:
             line.append(f" (full output: {tool_render.one_line(event.persisted_path, 200)})", style="dim")
         self.console.print(line)
         path = str(call.input.get("file_path"))
-        if call.name in ("Edit", "MultiEdit", "Write") and path in self.shown_diffs:
+        if call.display.body is BodyKind.DIFF and path in self.shown_diffs:
             self.shown_diffs.discard(path)  # the user saw this diff when asked
-        elif tool_render.opens_expanded(call) or call.name == "Task":
+        elif tool_render.opens_expanded(call) or call.display.body is BodyKind.SUBTASK:
             self.console.print(Padding(tool_render.body(call), (0, 0, 0, 4)))
 
 
@@ -512,11 +516,14 @@ async def run_inline(
 
     async def reopen(source: ResumeSource | None, previous: Session) -> Session:
         next_settings = previous.settings.model_copy(update={"model": previous.model})
-        return await open_session(next_settings, cwd, resume=source, ask=ask)
+        session = await open_session(next_settings, cwd, resume=source, ask=ask)
+        renderer.displays = session.tool_displays
+        return session
 
     settings = await _confirm_trust(prompt, console, cwd, settings)
     holder = SessionHolder(await open_session(settings, cwd, resume=resume, ask=ask), reopen)
     session = holder.session
+    renderer.displays = session.tool_displays
     console.print(
         f"[bold]agent-repl[/] · {escape(session.model)} · session {session.session_id[:8]} · /help for help"
         " · Esc or Ctrl+C interrupts a turn, Ctrl+D exits"

@@ -37,7 +37,7 @@ class SessionDisplay:
         state = pipeline_state(session)
         path = session.sink.path
         subagents = await asyncio.to_thread(subagent_histories, Path(path), session.messages) if path else {}
-        await self.conversation.load(session.messages, ViewMarks.from_state(state), subagents)
+        await self.conversation.load(session.messages, ViewMarks.from_state(state), subagents, session.tool_displays)
         if not self.conversation.view.items:
             await self.conversation.add_notice(WELCOME.format(cwd=session.cwd), "info")
         usage = last_request_usage(session.messages)

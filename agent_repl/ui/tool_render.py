@@ -1,18 +1,18 @@
 """How a tool call looks, live or resumed, in the app and in the inline REPL: one place for all.
 
-The header, the one-line outcome and the body are chosen here; the diff, checklist and plan
-renderers themselves live in `tool_views` (imported when needed: they pull in pydantic).
+The header, the one-line outcome and the body are drawn here from what the tool declares of its
+display (`agent_repl.core.tooling.display`: headline, result summary, body kind), looked up by
+name in the `ToolDisplays` the front end was given; the diff, checklist and plan renderers
+themselves live in `tool_views` (imported when needed: they pull in pydantic).
 
 Everything is derived from what the transcript keeps (the tool's name and input, the result text,
-and the structured copy in Claude Code's `toolUseResult` shapes: `structuredPatch` for Edit and
-Write, `newTodos` for TodoWrite, `totalToolUseCount` for Task...), so a call looks the same while
+and the structured copy in Claude Code's `toolUseResult` shapes), so a call looks the same while
 it runs, after a resume, and in a session Claude Code wrote. Every string from the model, a tool
 or a file passes through `show_controls` before it becomes a `Text`; nothing here parses markup.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,17 +24,22 @@ from rich.text import Text
 
 from agent_repl.core.model.messages import AssistantMessage, Message, ToolUseBlock, UserMessage
 from agent_repl.core.model.visible import show_controls
+from agent_repl.core.tooling.display import (
+    HEADLINE_WIDTH,
+    BodyKind,
+    ToolDisplay,
+    ToolDisplays,
+    one_line,
+    plural,
+)
 
-HEADLINE_WIDTH = 90
+__all__ = ["HEADLINE_WIDTH", "ToolCall", "add_step", "body", "header", "headline", "one_line", "outcome"]
+
 RESULT_PREVIEW_LINES = 30
 # The newest tool calls of a sub-agent a Task block lists.
 TASK_STEPS_SHOWN = 12
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
-OPEN_BY_DEFAULT = EDIT_TOOLS | {"TodoWrite", "ExitPlanMode"}
-# The API's own web tools: their result lists the pages (`tool_views`).
-WEB_TOOLS = frozenset({"WebSearch", "WebFetch"})
-# The argument a header shows, by tool; the first key present wins.
-_MAIN_ARGUMENT = ("command", "file_path", "notebook_path", "pattern", "path", "url", "query", "description")
+# Bodies drawn by `tool_views` (the rest: the input and the result, or a sub-task's box).
+_DRAWN_BODIES = frozenset({BodyKind.DIFF, BodyKind.CHECKLIST, BodyKind.PLAN, BodyKind.SEARCH_RESULTS, BodyKind.PAGE})
 _TOOL_ERROR = re.compile(r"</?tool_use_error>")
 # Colour codes (SGR) become styles; synchronized-update brackets only mark redraws and are dropped.
 _SGR = re.compile(r"(\x1b\[[0-9;:]*m)")
@@ -55,6 +60,12 @@ class ToolCall:
     # A Task call's sub-agent: its own tool calls, as far as they have got (`add_step`).
     steps: list[ToolCall] = field(default_factory=list)
     step_ids: dict[str, ToolCall] = field(default_factory=dict, repr=False)
+    # Where the call's display is looked up (and its sub-agent's steps' displays).
+    displays: ToolDisplays = field(default_factory=ToolDisplays, repr=False)
+
+    @property
+    def display(self) -> ToolDisplay:
+        return self.displays.of(self.name)
 
 
 def add_step(call: ToolCall, message: Message) -> ToolCall | None:
@@ -64,7 +75,7 @@ def add_step(call: ToolCall, message: Message) -> ToolCall | None:
     if isinstance(message, AssistantMessage):
         for block in message.content:
             if isinstance(block, ToolUseBlock):
-                touched = call.step_ids[block.id] = ToolCall(block.name, dict(block.input))
+                touched = call.step_ids[block.id] = ToolCall(block.name, dict(block.input), displays=call.displays)
                 call.steps.append(touched)
     elif isinstance(message, UserMessage):
         for result in message.tool_results():
@@ -75,70 +86,27 @@ def add_step(call: ToolCall, message: Message) -> ToolCall | None:
     return touched
 
 
-def one_line(text: str, width: int = HEADLINE_WIDTH) -> str:
-    """`text` on one line, control characters visible, cut to `width` with an ellipsis."""
-    line = " ".join(show_controls(text, newlines=True, tabs=True).split())
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 def headline(call: ToolCall, width: int = HEADLINE_WIDTH) -> str:
-    """`Name(main argument)`, the same for a live call, a resumed one and one Claude Code made."""
-    data = call.input
-    if call.name == "TodoWrite" and isinstance(data.get("todos"), list):
-        count = len(data["todos"])
-        return f"TodoWrite({count} item{'s' if count != 1 else ''})"
-    main = next((data[key] for key in _MAIN_ARGUMENT if isinstance(data.get(key), str)), None)
-    if main is None and data:
-        main = ", ".join(f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in data.items())
-    return one_line(f"{call.name}({main or ''})", width)
-
-
-def _structured(call: ToolCall) -> dict[str, Any]:
-    return call.structured if isinstance(call.structured, dict) else {}
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
+    """`Name(main argument)` as the tool declares it, the same for a live call, a resumed one and
+    one Claude Code made."""
+    return call.display.headline(call.name, call.input, width)
 
 
 def outcome(call: ToolCall) -> str:
     """One line on how the call went, for the header and the inline `⎿` line."""
     if call.result is None and call.steps:
-        return f"running… {_plural(len(call.steps), 'tool use')} · {headline(call.steps[-1], 60)}"
+        return f"running… {plural(len(call.steps), 'tool use')} · {headline(call.steps[-1], 60)}"
     if call.result is None:
         return one_line(call.progress or "running…", 100)
-    data, info = call.input, _structured(call)
-    path = one_line(str(info.get("filePath") or data.get("file_path") or ""), 70)
     if isinstance(call.structured, str) and call.structured.strip():
         return one_line(call.structured.strip().splitlines()[0], 100)  # a one-line result, as written
     if call.is_error:
         first = _TOOL_ERROR.sub("", call.result).strip().splitlines()
         return one_line(first[0] if first else "error", 100)
-    if call.name in EDIT_TOOLS:
-        from agent_repl.ui.tool_views import diff_summary, edit_hunks
-
-        if call.name == "Write" and info.get("type") != "update":
-            content = data.get("content") if isinstance(data.get("content"), str) else info.get("content", "")
-            return f"Wrote {_plural(len(str(content).splitlines()), 'line')} to {path}"
-        hunks = edit_hunks(call.name, dict(data), call.structured)
-        return f"Updated {path}: {diff_summary(hunks)}" if hunks is not None else f"Updated {path}"
-    if call.name == "TodoWrite":
-        from agent_repl.ui.tool_views import todos_of
-
-        todos = todos_of(dict(data), call.structured) or []
-        done = sum(1 for t in todos if t.status == "completed")
-        return f"{_plural(len(todos), 'todo')}, {done} done"
-    if call.name == "Task" and "totalToolUseCount" in info:
-        seconds = (info.get("totalDurationMs") or 0) / 1000
-        tokens = info.get("totalTokens") or 0
-        return f"Done ({_plural(info['totalToolUseCount'], 'tool use')} · {tokens:,} tokens · {seconds:.1f}s)"
-    if call.name == "Read" and isinstance(info.get("file"), dict) and "numLines" in info["file"]:
-        return f"Read {_plural(info['file']['numLines'], 'line')}"
-    if call.name in ("Grep", "Glob") and "numFiles" in info:
-        if info.get("mode") == "content":
-            return f"Found {_plural(info.get('numLines', 0), 'line')}"
-        return f"Found {_plural(info['numFiles'], 'file')}"
-    if info.get("persistedOutputPath"):
+    summary = call.display.summary(call.input, call.structured)
+    if summary is not None:
+        return summary
+    if isinstance(call.structured, dict) and call.structured.get("persistedOutputPath"):
         return "output too large for the context"
     first = call.result.strip().splitlines()
     return one_line(first[0] if first else "(no output)", 100)
@@ -162,7 +130,7 @@ def header(call: ToolCall, *, width: int = HEADLINE_WIDTH) -> Text:
 
 def opens_expanded(call: ToolCall) -> bool:
     """Calls whose body is the point (a diff, a checklist, a plan) are shown open, as Claude Code does."""
-    return call.name in OPEN_BY_DEFAULT and not call.is_error
+    return call.display.opens_expanded and not call.is_error
 
 
 def terminal_output(text: str) -> Text:
@@ -181,21 +149,20 @@ def preview(text: str, limit: int = RESULT_PREVIEW_LINES) -> str:
 
 
 def input_text(call: ToolCall, limit: int = 2_000) -> str:
-    if call.name == "Bash" and isinstance(call.input.get("command"), str):
-        return show_controls(call.input["command"][:limit])
-    return show_controls(json.dumps(dict(call.input), ensure_ascii=False, indent=1)[:limit])
+    return show_controls(call.display.input_text(call.input, limit))
 
 
 def body(call: ToolCall) -> RenderableType:
     """What a tool call shows when it is open: a diff, a checklist, a plan (`tool_views`), a
     sub-task, or else its input and result."""
-    if (call.name in OPEN_BY_DEFAULT or call.name in WEB_TOOLS) and not call.is_error:
+    kind = call.display.body
+    if kind in _DRAWN_BODIES and not call.is_error:
         from agent_repl.ui.tool_views import tool_body
 
-        special = tool_body(call.name, dict(call.input), call.structured)
+        special = tool_body(call.display, dict(call.input), call.structured)
         if special is not None:
             return special
-    if call.name == "Task":
+    if kind is BodyKind.SUBTASK:
         return _task_block(call)
     parts: list[RenderableType] = [Text(input_text(call), style="dim")]
     if call.result is None:

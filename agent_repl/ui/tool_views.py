@@ -1,11 +1,12 @@
-"""How file changes and todo lists look, in the full-screen app and in the inline REPL alike.
+"""How the rich bodies of tool calls look, in the full-screen app and in the inline REPL alike.
 
-One place, keyed by tool name and Claude Code's input and result shapes, so our live Edit, Write
-and TodoWrite calls and the ones in a resumed Claude Code session render the same way:
+One place, keyed by the body kind a tool's display declares and Claude Code's input and result
+shapes, so our live Edit, Write and TodoWrite calls and the ones in a resumed Claude Code session
+render the same way:
 
-- Edit / MultiEdit / Write: a syntax-coloured unified diff from the `structuredPatch` hunks (or,
-  without a result yet, from the input), removed lines on red, added lines on green;
-- TodoWrite: a checklist.
+- a diff (Edit, Write, MultiEdit): a syntax-coloured unified diff from the display's hunks,
+  removed lines on red, added lines on green;
+- a checklist (TodoWrite), a plan (ExitPlanMode), the pages of the API's web tools.
 
 Text from files and models goes through `show_controls` before it reaches the terminal.
 """
@@ -18,16 +19,16 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 
-from agent_repl.core.model.todos import STATUS_MARKS, Todo, parse_todos
+from agent_repl.core.model.todos import STATUS_MARKS, Todo, call_todos
 from agent_repl.core.model.visible import show_controls
 from agent_repl.core.model.web_results import search_hits
-from agent_repl.core.tooling.diffs import patch_stats, structured_patch
+from agent_repl.core.tooling.diffs import patch_stats
+from agent_repl.core.tooling.display import BodyKind, ToolDisplay
 
 REMOVED_STYLE = "on #4b1d1d"
 ADDED_STYLE = "on #17391f"
 THEME = "monokai"
 MAX_DIFF_LINES = 400
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit"})
 
 
 def _highlight(lines: list[str], path: str) -> list[Text]:
@@ -89,29 +90,6 @@ def render_hunks(hunks: list[dict[str, Any]], path: str = "", *, max_lines: int 
     return out
 
 
-def edit_hunks(name: str, tool_input: dict[str, Any], structured: Any) -> list[dict[str, Any]] | None:
-    """The hunks an Edit/MultiEdit/Write call made (its result) or would make (its input alone)."""
-    if isinstance(structured, dict) and isinstance(structured.get("structuredPatch"), list):
-        hunks = [h for h in structured["structuredPatch"] if isinstance(h, dict)]
-        content = structured.get("content")
-        if hunks or name != "Write" or not isinstance(content, str):
-            return hunks
-        # Claude Code stores no patch for a created file (nor, in older versions, for a rewrite).
-        original = structured.get("originalFile")
-        return structured_patch(original if isinstance(original, str) else "", content)
-    if name == "Edit" and isinstance(tool_input.get("old_string"), str):
-        return structured_patch(tool_input["old_string"], str(tool_input.get("new_string", "")))
-    if name == "Write" and isinstance(tool_input.get("content"), str):
-        return structured_patch("", tool_input["content"])
-    if name == "MultiEdit" and isinstance(tool_input.get("edits"), list):
-        hunks: list[dict[str, Any]] = []
-        for edit in tool_input["edits"]:
-            if isinstance(edit, dict) and isinstance(edit.get("old_string"), str):
-                hunks += structured_patch(edit["old_string"], str(edit.get("new_string", "")))
-        return hunks
-    return None
-
-
 def diff_summary(hunks: list[dict[str, Any]]) -> str:
     return patch_stats(hunks).text()
 
@@ -134,30 +112,30 @@ def render_checklist(todos: list[Todo]) -> Text:
     return text
 
 
-def todos_of(tool_input: dict[str, Any], structured: Any) -> list[Todo] | None:
-    if isinstance(structured, dict) and "newTodos" in structured:
-        return parse_todos(structured["newTodos"])
-    return parse_todos(tool_input.get("todos"))
-
-
-def tool_body(name: str, tool_input: dict[str, Any], structured: Any = None) -> RenderableType | None:
-    """The rich body of a tool call that has one (a diff, a checklist), else None (shown as JSON)."""
-    if name in EDIT_TOOLS:
-        hunks = edit_hunks(name, tool_input, structured)
+def tool_body(display: ToolDisplay, tool_input: dict[str, Any], structured: Any = None) -> RenderableType | None:
+    """The rich body of a tool call whose display has one (a diff, a checklist), else None (the
+    call shows its input and result)."""
+    kind = display.body
+    if kind is BodyKind.DIFF:
+        hunks = display.hunks(tool_input, structured)
         if hunks is None:
             return None
         path = str(tool_input.get("file_path") or (structured or {}).get("filePath") or "")
         return render_hunks(hunks, path)
-    if name == "TodoWrite":
-        todos = todos_of(tool_input, structured)
+    if kind is BodyKind.CHECKLIST:
+        todos = call_todos(tool_input, structured)
         return render_checklist(todos) if todos is not None else None
-    if name == "WebSearch" and isinstance(structured, dict) and structured.get("type") == "web_search_tool_result":
+    if (
+        kind is BodyKind.SEARCH_RESULTS
+        and isinstance(structured, dict)
+        and structured.get("type") == "web_search_tool_result"
+    ):
         text = Text()
         for index, (title, url, age) in enumerate(search_hits(structured)):
             text.append(("\n" if index else "") + show_controls(title, newlines=False), style="bold")
             text.append(f"  {show_controls(url, newlines=False)}" + (f"  ({age})" if age else ""), style="dim")
         return text if text.plain else None
-    if name == "WebFetch" and isinstance(structured, dict) and structured.get("type") == "web_fetch_tool_result":
+    if kind is BodyKind.PAGE and isinstance(structured, dict) and structured.get("type") == "web_fetch_tool_result":
         content = structured.get("content") if isinstance(structured.get("content"), dict) else {}
         document = content.get("content") if isinstance(content.get("content"), dict) else {}
         data = str((document.get("source") or {}).get("data", ""))
@@ -166,7 +144,7 @@ def tool_body(name: str, tool_input: dict[str, Any], structured: Any = None) -> 
         lines = data.splitlines()
         shown = "\n".join(lines[:12]) + (f"\n… {len(lines) - 12} more lines" if len(lines) > 12 else "")
         return Text(show_controls(shown), style="dim")
-    if name == "ExitPlanMode" and isinstance(tool_input.get("plan"), str):
+    if kind is BodyKind.PLAN and isinstance(tool_input.get("plan"), str):
         from rich.markdown import Markdown
 
         return Group(Text("Plan:", style="bold"), Markdown(show_controls(tool_input["plan"])))

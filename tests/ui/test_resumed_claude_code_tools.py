@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from agent_repl.core.tooling.display import ToolDisplays
+from agent_repl.tools import builtin_tools
 from agent_repl.transcript.loader import load_session
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.history_view import ToolItem
@@ -32,8 +34,11 @@ def _plain(renderable) -> str:
     return console.export_text()
 
 
+DISPLAYS = ToolDisplays({tool.name: tool.display for tool in builtin_tools()})
+
+
 def _assert_rendered(name: str, tool_input: dict, structured) -> None:
-    body = tool_body(name, tool_input, structured)
+    body = tool_body(DISPLAYS.of(name), tool_input, structured)
     assert body is not None, name
     text = _plain(body)
     assert not text.lstrip().startswith("{"), (name, text[:200])

@@ -39,6 +39,13 @@ def parse_todos(raw: Any) -> list[Todo] | None:
         return None
 
 
+def call_todos(tool_input: Any, structured: Any) -> list[Todo] | None:
+    """A TodoWrite call's list: the result's `newTodos` when there is one, else the input's."""
+    if isinstance(structured, dict) and "newTodos" in structured:
+        return parse_todos(structured["newTodos"])
+    return parse_todos(tool_input.get("todos")) if hasattr(tool_input, "get") else None
+
+
 def latest_todos(messages: Iterable[Any]) -> list[Todo]:
     """The list as the last successful TodoWrite left it (entries told apart by their `type`)."""
     uses: dict[str, Any] = {}

@@ -19,6 +19,7 @@ from agent_repl.core.model.messages import DocumentBlock, ImageBlock, TextBlock,
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.tooling.background import BackgroundShells
+from agent_repl.core.tooling.display import DEFAULT_DISPLAY, ToolDisplay
 from agent_repl.core.tooling.file_state import ReadLedger
 
 
@@ -150,6 +151,8 @@ class Tool(Generic[Args]):
     edits_files: ClassVar[bool] = False
     # The model-facing description; subclasses load it from their sibling .md file.
     description: ClassVar[str] = ""
+    # How the screen shows a call: headline, result summary, body kind (`display.ToolDisplay`).
+    display: ClassVar[ToolDisplay] = DEFAULT_DISPLAY
 
     async def run(self, args: Args, ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError

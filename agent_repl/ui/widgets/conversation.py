@@ -18,6 +18,7 @@ from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
 from agent_repl.core.model.visible import show_controls
+from agent_repl.core.tooling.display import ToolDisplays
 from agent_repl.ui.history_view import (
     AssistantItem,
     CommandItem,
@@ -100,13 +101,17 @@ class Conversation(VerticalScroll):
     # -- the whole history -------------------------------------------------------------
 
     async def load(
-        self, messages: list[Message], marks: ViewMarks | None = None, subagents: dict[str, list[Message]] | None = None
+        self,
+        messages: list[Message],
+        marks: ViewMarks | None = None,
+        subagents: dict[str, list[Message]] | None = None,
+        displays: ToolDisplays | None = None,
     ) -> None:
         """Show a session's history (a fresh start, a resume, /clear); `subagents`: the history of the
-        sub-agent each Task call started, by the call's id."""
+        sub-agent each Task call started, by the call's id; `displays`: how the session's tools show."""
         await self._end_stream()
         await self.remove_children()
-        self.view = HistoryView(subagents)
+        self.view = HistoryView(subagents, displays)
         self.widgets = {}
         self.marks = marks or ViewMarks()
         self._seen = {m.uuid for m in messages}
