@@ -119,6 +119,8 @@ class Session:
         # Checkpoints of the files the tools change (agent_repl.transcript.file_history), if kept.
         self.file_history: Any = None
         self.usage_total = Usage()
+        # The newest response's usage (None before the first), for the user's status line.
+        self.last_usage: Usage | None = None
         self.usage_by_model: dict[str, Usage] = {}
         # None once a request's model has no known price (shown as unknown, never guessed).
         self.cost_total_usd: float | None = 0.0
@@ -395,6 +397,7 @@ class Session:
         return self.mode.mode
 
     def add_usage(self, usage: Usage, model: str) -> None:
+        self.last_usage = usage
         self.usage_total = self.usage_total + usage
         self.usage_by_model[model] = self.usage_by_model.get(model, Usage()) + usage
         cost = cost_usd(usage, model, self.model_catalog.info(model))

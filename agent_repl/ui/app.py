@@ -31,6 +31,7 @@ from agent_repl.ui.widgets.prompt_input import PromptInput
 from agent_repl.ui.widgets.status_line import StatusLine, WorkingIndicator, model_label
 from agent_repl.ui.widgets.todo_panel import TodoPanel
 from agent_repl.ui.widgets.tool_block import ToolBlock
+from agent_repl.ui.widgets.user_status_line import UserStatusLine
 
 if TYPE_CHECKING:
     from agent_repl.commands.registry import CommandRegistry, SessionHolder
@@ -131,6 +132,7 @@ class AgentApp(App[int]):
         yield TodoPanel(id="todos")
         yield Static("", id="hint")
         yield PromptInput(cwd=self.launcher.cwd, commands=self._command_names, id="prompt")
+        yield UserStatusLine(id="user-status")
         yield StatusLine(id="status")
 
     @property
@@ -144,6 +146,10 @@ class AgentApp(App[int]):
     @property
     def status(self) -> StatusLine:
         return self.query_one(StatusLine)
+
+    def refresh_user_status(self) -> None:
+        """Ask the user's status line command again (after a reply, a command, a mode change)."""
+        self.query_one(UserStatusLine).request((self.status.context_tokens, self.status.context_window))
 
     @property
     def working(self) -> WorkingIndicator:
@@ -190,6 +196,7 @@ class AgentApp(App[int]):
             history_path(session.settings.home, session.cwd), redactor=session.redactor
         ).load()
         await self.session_display.show(session)
+        self.query_one(UserStatusLine).configure(session)
         for notice in self.launcher.notices:
             await self.conversation.add_notice(notice, "info")
         if self.warm_client:
@@ -236,6 +243,7 @@ class AgentApp(App[int]):
         if self.session is not None:
             self.session.mode.cycle()
             self.session_display.show_mode(self.session)
+            self.refresh_user_status()
 
     def on_prompt_input_completions_shown(self, event: PromptInput.CompletionsShown) -> None:
         shown = "  ".join(show_controls(c, newlines=False) for c in event.candidates[:20])
@@ -289,7 +297,7 @@ class AgentApp(App[int]):
         if session is None:
             return
         await self.conversation.apply(message.event)
-        from agent_repl.core.model.events import PermissionModeChanged, ToolResultEvent
+        from agent_repl.core.model.events import PermissionModeChanged, ToolResultEvent, UsageEvent
 
         match message.event:
             case PermissionModeChanged():
@@ -298,6 +306,8 @@ class AgentApp(App[int]):
                 self.session_display.show_todo_result(message.event)
         self.status.apply(message.event, cost_usd=session.cost_total_usd)
         self.working.apply(message.event)
+        if isinstance(message.event, PermissionModeChanged | UsageEvent):
+            self.refresh_user_status()
 
     async def on_agent_app_turn_finished(self, message: TurnFinished) -> None:
         self.turn_running = False
@@ -366,6 +376,7 @@ class AgentApp(App[int]):
         session = self.session
         if isinstance(result, r.SessionSwitched) and session is not None:
             await self.session_display.show(session)
+            self.query_one(UserStatusLine).configure(session)
         elif session is not None:
             await self.conversation.add_messages(session.messages)
             self.session_display.refresh_marks(session)
@@ -380,6 +391,7 @@ class AgentApp(App[int]):
         if session is not None and not self.turn_running:
             # /snip, /compact, /uncompact and /model change the view's size.
             self.session_display.refresh_context_figure(session)
+        self.refresh_user_status()
         await self.conversation.add_output(command, render_result(result, now=now))
 
     def _pick(self, command: str, argument: str | None) -> None:

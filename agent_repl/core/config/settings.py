@@ -56,6 +56,18 @@ class PermissionSettings(BaseModel):
         return rules
 
 
+class StatusLineSettings(BaseModel):
+    """`statusLine` (Claude Code's name) or `status_line`: a command whose first lines of output,
+    given the session as JSON on stdin, are shown above the built-in status line."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: Literal["command"] = "command"
+    command: str = Field(min_length=1)
+    # Columns of space before the text.
+    padding: int = Field(default=0, ge=0, le=40)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -143,6 +155,8 @@ class Settings(BaseModel):
     tool_search_share: float = Field(default=0.10, gt=0, le=1)
     # The OS sandbox for Bash commands (agent_repl.core.sandbox): on where the system offers one.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    # A command that draws the user's own status line (needs trust when a project's file sets it).
+    status_line: StatusLineSettings | None = None
     # The tools a sub-agent (Task) gets when its agent definition names none; unset: Glob, Grep, Read.
     subagent_tools: list[str] | None = None
     # Not from files: the environment and flags only (the user's file may also set api_key).
@@ -250,7 +264,10 @@ FILE_KEYS = {
     "tool_search_share",
     "subagent_tools",
     "sandbox",
+    "status_line",
 }
+# Claude Code's names for keys, accepted in settings files and read as ours.
+KEY_ALIASES = {"statusLine": "status_line"}
 # Keys of a project's settings file that apply before the folder is trusted: deny rules and more
 # credential names only take away; its MCP servers and hooks are kept apart (project_mcp_servers,
 # project_hooks) and start only in a trusted folder. Every other key waits for trust.
@@ -277,6 +294,7 @@ def read_settings_file(path: Path, *, user: bool = False, ignored: list[str] | N
         raise SettingsError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: settings must be a JSON object, got {type(data).__name__}")
+    data = {KEY_ALIASES.get(key, key): value for key, value in data.items()}
     known = FILE_KEYS | USER_ONLY_KEYS if user else FILE_KEYS
     if ignored is not None:
         ignored.extend(sorted(set(data) - known))

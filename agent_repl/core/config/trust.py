@@ -65,7 +65,8 @@ def _walk(directory: Path) -> Iterator[Path]:
 
 
 def _programs(data: Any) -> Iterator[list[str]]:
-    """The command lines a settings file or `.mcp.json` runs, as words: hooks, MCP servers."""
+    """The command lines a settings file or `.mcp.json` runs, as words: hooks, the status line,
+    MCP servers."""
     if not isinstance(data, dict):
         return
     hooks = data.get("hooks")
@@ -74,6 +75,10 @@ def _programs(data: Any) -> Iterator[list[str]]:
             for hook in entry.get("hooks", []) if isinstance(entry, dict) else []:
                 if isinstance(hook, dict) and isinstance(hook.get("command"), str):
                     yield from _shell_commands(hook["command"])
+    for key in ("statusLine", "status_line"):
+        status = data.get(key)
+        if isinstance(status, dict) and isinstance(status.get("command"), str):
+            yield from _shell_commands(status["command"])
     for key in ("mcpServers", "mcp_servers"):
         servers = data.get(key)
         for server in servers.values() if isinstance(servers, dict) else []:
