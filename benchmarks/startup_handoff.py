@@ -53,8 +53,10 @@ def main() -> int:
 
     from agent_repl.emulator.server import EmulatorServer
     from agent_repl.offline.demo import DemoPolicy
+    from agent_repl.offline.summary import AgentSummarizer
 
-    with tempfile.TemporaryDirectory() as tmp, EmulatorServer(policy=DemoPolicy()) as server:
+    offline = EmulatorServer(policy=DemoPolicy(), summarizer=AgentSummarizer())
+    with tempfile.TemporaryDirectory() as tmp, offline as server:
         work = Path(tmp)
         base = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_REPL_"))}
         base["ANTHROPIC_BASE_URL"] = server.base_url

@@ -15,6 +15,7 @@ from agent_repl.emulator.app import DEFAULT_MAX_BODY_BYTES
 from agent_repl.emulator.faults import FaultPlan
 from agent_repl.emulator.models import ModelTableError, default_model_table, load_model_table
 from agent_repl.emulator.policies import Policy, ScenarioError, policy_from_spec
+from agent_repl.emulator.policies.summary import Summarizer
 from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
 
@@ -79,9 +80,11 @@ def main(
     prog: str = "python -m agent_repl.emulator",
     named_policies: Mapping[str, Callable[[], Policy]] | None = None,
     default_policy: str | None = None,
+    summarizer: Summarizer | None = None,
 ) -> int:
     """Serve until interrupted. `named_policies` are the policies a caller adds to `script:FILE`
-    (the offline mode adds its demo model as `demo`, its default)."""
+    (the offline mode adds its demo model as `demo`, its default); `summarizer` writes the
+    summaries (the offline mode gives the agent's own)."""
     parser = build_parser(prog, default_policy)
     args = parser.parse_args(argv)
     try:
@@ -106,6 +109,7 @@ def main(
             cache_editing=args.cache_editing,
             thinking_prefix_enforced=not args.lenient_thinking_prefix,
             web_tools_enabled=not args.no_web_tools,
+            summarizer=summarizer,
         )
     except ValueError as err:
         parser.error(str(err))

@@ -1,10 +1,10 @@
 """On-demand compaction (beta `compact-2026-09-04`, top-level `compaction: {"type": "summarize"}`).
 
-The server summarizes the whole request and answers with one signed `compaction` block and
-`stop_reason: "compaction"`; nothing is sampled after it. A later request sends that block first
-in `messages`, in place of the messages it summarized. The signature records the prefix chain
-after those messages, so thinking in turns kept after the block stays valid when every
-condition of the docs holds (see `thinking_binding`).
+The server summarizes the whole request (with the summarizer it was given) and answers with one
+signed `compaction` block and `stop_reason: "compaction"`; nothing is sampled after it. A later
+request sends that block first in `messages`, in place of the messages it summarized. The
+signature records the prefix chain after those messages, so thinking in turns kept after the
+block stays valid when every condition of the docs holds (see `thinking_binding`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from agent_repl.emulator.blocks import Block
 from agent_repl.emulator.models import ModelSpec
-from agent_repl.emulator.policies import summary
+from agent_repl.emulator.policies.summary import Summarizer
 from agent_repl.emulator.request_error import EmulatorRequestError
 from agent_repl.emulator.signatures import compaction_signature
 from agent_repl.emulator.thinking_binding import BindingState
@@ -49,9 +49,13 @@ def check_compaction_request(body: dict[str, Any], spec: ModelSpec, betas: froze
 
 
 def compaction_block(
-    visible_body: dict[str, Any], spec: ModelSpec, binding: BindingState, instructions: str | None
+    visible_body: dict[str, Any],
+    spec: ModelSpec,
+    binding: BindingState,
+    instructions: str | None,
+    summarizer: Summarizer,
 ) -> Block:
-    """The signed summary of everything the request holds."""
-    content = summary.compaction_summary(visible_body, instructions)
+    """The signed summary of everything the request holds, written by `summarizer`."""
+    content = summarizer.compaction(visible_body, instructions)
     signature = compaction_signature(spec.id, content, binding.chain.state, preserved=spec.preserved_thinking)
     return {"type": "compaction", "content": content, "signature": signature}

@@ -34,6 +34,7 @@ from agent_repl.emulator.metering import UsageMeter
 from agent_repl.emulator.models import ModelSpec
 from agent_repl.emulator.output import shape_reply, thinking_mode
 from agent_repl.emulator.policies.base import Policy, PolicyRequest, Reply, base62
+from agent_repl.emulator.policies.summary import PlainSummarizer, Summarizer
 from agent_repl.emulator.prompt import Draft, PromptView, draft_prompt, draft_tokens, render, visible_body
 from agent_repl.emulator.request_error import EmulatorRequestError
 from agent_repl.emulator.server_tools import WebFixtures, reject_disabled_web_tools, run_server_tools
@@ -134,8 +135,11 @@ class Engine:
         cache_editing: bool = False,
         thinking_prefix_enforced: bool = True,
         web_tools_enabled: bool = True,
+        summarizer: Summarizer | None = None,
     ) -> None:
-        """`cache_editing`: accept our cache-editing beta (not part of the public API).
+        """`summarizer` writes the answers to summary and memory requests (through the policy) and
+        on-demand compaction blocks; by default a few plain lines (`PlainSummarizer`).
+        `cache_editing`: accept our cache-editing beta (not part of the public API).
         `web_tools_enabled=False` plays an organization whose administrator has not enabled web
         search and fetch: a request that declares them is refused.
         `thinking_prefix_enforced`: the prefix check fails requests by default, as for accounts
@@ -147,6 +151,7 @@ class Engine:
         self.cache_editing = cache_editing
         self.thinking_prefix_enforced = thinking_prefix_enforced
         self.web_tools_enabled = web_tools_enabled
+        self.summarizer: Summarizer = summarizer if summarizer is not None else PlainSummarizer()
         self.cache = PromptCache(clock)
         self.meter = UsageMeter()
         self._history = PromptHistory()
@@ -254,7 +259,7 @@ class Engine:
             diagnostics=diagnostics,
             cache_plan=plan,
             view=view,
-            policy_request=PolicyRequest(shown, spec, request_index, view.conversation_key),
+            policy_request=PolicyRequest(shown, spec, request_index, view.conversation_key, self.summarizer),
             binding=built.binding,
             input_transformations=(
                 built.binding.transformations if THINKING_BINDING_BETA in beta_set else None
@@ -316,7 +321,9 @@ class Engine:
         """The server writes the summary itself: the policy is not asked."""
         assert prepared.binding is not None
         instructions = prepared.body["compaction"].get("instructions")
-        block = compaction_block(prepared.visible_body, prepared.spec, prepared.binding, instructions)
+        block = compaction_block(
+            prepared.visible_body, prepared.spec, prepared.binding, instructions, self.summarizer
+        )
         output = self.counter_for(prepared.spec).count_block(block)
         return Completion([block], "compaction", None, output, self._final_usage(prepared, output, 0), None)
 

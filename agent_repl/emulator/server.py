@@ -32,6 +32,7 @@ from agent_repl.emulator.engine import Engine
 from agent_repl.emulator.faults import FaultPlan
 from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import CallablePolicy
+from agent_repl.emulator.policies.summary import Summarizer
 from agent_repl.emulator.recording import Recorder, RecordLimit
 from agent_repl.emulator.responses import silence_drop_logs
 
@@ -62,6 +63,7 @@ def build_engine(
     cache_editing: bool = False,
     thinking_prefix_enforced: bool = True,
     web_tools_enabled: bool = True,
+    summarizer: Summarizer | None = None,
 ) -> Any:
     """An Engine for `policy`: a Policy object, or a plain function of PolicyRequest -> Reply."""
     if not hasattr(policy, "reply") and callable(policy):
@@ -74,6 +76,7 @@ def build_engine(
         cache_editing=cache_editing,
         thinking_prefix_enforced=thinking_prefix_enforced,
         web_tools_enabled=web_tools_enabled,
+        summarizer=summarizer,
     )
 
 
@@ -117,10 +120,13 @@ class EmulatorServer:
         cache_editing: bool = False,
         thinking_prefix_enforced: bool = True,
         web_tools_enabled: bool = True,
+        summarizer: Summarizer | None = None,
     ) -> None:
         """The public Messages API by default. `cache_editing` adds our cache-editing beta (the
         public API has none); `thinking_prefix_enforced=False` plays an account created before
-        2026-08-31, where the preserved-thinking prefix check fails a request only when asked."""
+        2026-08-31, where the preserved-thinking prefix check fails a request only when asked.
+        `summarizer` writes summaries when asked for one (a few plain lines by default; the agent's
+        nine sections are `agent_repl.offline.summary.AgentSummarizer`)."""
         if not is_loopback(host):
             raise ValueError(f"the emulator listens on loopback only (127.0.0.1 or ::1), not {host!r}")
         if models is None:
@@ -129,10 +135,11 @@ class EmulatorServer:
         self.port = port
         self.models = models
         self.context_window = context_window
-        self.engine_options = {
+        self.engine_options: dict[str, Any] = {
             "cache_editing": cache_editing,
             "thinking_prefix_enforced": thinking_prefix_enforced,
             "web_tools_enabled": web_tools_enabled,
+            "summarizer": summarizer,
         }
         self.clock: Callable[[], float] = clock if clock is not None else AdjustableClock()
         if engine is None:

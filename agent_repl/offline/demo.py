@@ -10,21 +10,23 @@ from __future__ import annotations
 from typing import Any
 
 from agent_repl.emulator.blocks import Block, content_blocks, text_of
-from agent_repl.emulator.policies import summary
 from agent_repl.emulator.policies.base import (
     PolicyRequest,
     Reply,
     messages,
     strip_id_tag,
+    summary_reply,
     text_block,
     tool_input,
     tool_names,
     tool_use_block,
     tool_use_id,
 )
+from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.offline.demo_edits import file_step, latest_prompt, parse_file_intent
 from agent_repl.offline.demo_intents import Intent, parse_intent, working_directory
 from agent_repl.offline.demo_web import describe_web_results, paused_with_results, web_call
+from agent_repl.offline.summary import is_meta_text
 
 NAME = "the offline demo model of agent-repl"
 CAPABILITIES = (
@@ -103,7 +105,7 @@ def _latest_request(body: dict[str, Any]) -> str:
     texts = [
         strip_id_tag(str(b.get("text", "")))
         for b in content_blocks(history[-1].get("content"))
-        if b.get("type") == "text" and not summary.is_meta_text(str(b.get("text", "")))
+        if b.get("type") == "text" and not is_meta_text(str(b.get("text", "")))
     ]
     return texts[-1].strip() if texts else ""
 
@@ -127,9 +129,9 @@ def _pending_results(body: dict[str, Any]) -> list[tuple[Block, Block | None]]:
 class DemoPolicy:
     def reply(self, request: PolicyRequest) -> Reply:
         body = request.body
-        kind = summary.request_kind(body)
+        kind = request_kind(body)
         if kind is not None:
-            return summary.summary_reply(body, kind)
+            return summary_reply(request, kind)
         web_results = paused_with_results(body)
         if web_results:
             return Reply([text_block(describe_web_results(web_results))])

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent_repl.emulator.blocks import Block, content_blocks, text_of
-from agent_repl.emulator.policies import summary
 from agent_repl.emulator.policies.base import (
     Reply,
     messages,
@@ -22,6 +21,7 @@ from agent_repl.emulator.policies.base import (
     tool_use_id,
 )
 from agent_repl.offline.demo_intents import absolute
+from agent_repl.offline.summary import is_meta_text
 
 _Q = r"[`'\"]?"
 _EDIT = re.compile(
@@ -64,7 +64,7 @@ def latest_prompt(body: dict[str, Any]) -> tuple[int, str] | None:
         texts = [
             strip_id_tag(str(b.get("text", "")))
             for b in content_blocks(message.get("content"))
-            if b.get("type") == "text" and not summary.is_meta_text(str(b.get("text", "")))
+            if b.get("type") == "text" and not is_meta_text(str(b.get("text", "")))
             and not str(b.get("text", "")).lstrip().startswith("<system-reminder>")
         ]
         if texts:

@@ -35,6 +35,7 @@ from agent_repl.emulator.policies import PolicyRequest, Reply, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 from benchmarks.replay.meter import PAUSE_SECONDS, MeteredEngine
 from benchmarks.replay.metrics import (
     RunResult,
@@ -175,7 +176,14 @@ async def _run_one(
     clock = SimClock()
     steps = [step for turn in trajectory.turns for step in turn.steps]
     policy = WatchingPolicy(scenario, clock, [step.model_seconds or 0.0 for step in steps])
-    engine = MeteredEngine(models, policy, clock=clock, context_window=window, cache_editing=strategy.cache_editing_endpoint)
+    engine = MeteredEngine(
+        models,
+        policy,
+        clock=clock,
+        context_window=window,
+        cache_editing=strategy.cache_editing_endpoint,
+        summarizer=AgentSummarizer(),
+    )
     server = EmulatorServer(engine=engine, models=models, clock=clock, record_limit=RecordLimit(exchanges=2, bytes=1))
     server.start()
     cwd = project_dir()

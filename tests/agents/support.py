@@ -11,11 +11,14 @@ from agent_repl.core.config.settings import Settings, load_settings
 from agent_repl.core.model.events import AgentEvent
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 from agent_repl.session import Session
 
 
 def emulator(steps: list[dict[str, Any]], agents: list[dict[str, Any]], **kwargs: Any) -> EmulatorServer:
-    server = EmulatorServer(policy=ScriptPolicy({"steps": steps, "agents": agents}), **kwargs)
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": steps, "agents": agents}), summarizer=AgentSummarizer(), **kwargs
+    )
     server.start()
     return server
 

@@ -21,6 +21,7 @@ from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.base import PolicyRequest, Reply
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 from agent_repl.transcript.paths import SessionPaths
 
 RICH = Path(rich.__file__).parent
@@ -64,7 +65,7 @@ def without_cache_control(value: Any) -> Any:
 async def test_memory_is_extracted_in_the_background_from_the_cached_prefix_and_restored_on_resume(tmp_path):
     assert len(FILES) == 6
     policy = HeldMemoryRequests(ScriptPolicy({"steps": steps()}))
-    server = EmulatorServer(policy=policy)
+    server = EmulatorServer(policy=policy, summarizer=AgentSummarizer())
     server.start()
     project = tmp_path / "project"
     project.mkdir()

@@ -21,6 +21,7 @@ from agent_repl.core.model.events import (
 from agent_repl.core.model.messages import AssistantMessage, UserMessage
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 from tests.e2e.compaction_support import settings_for
 from tests.e2e.hook_support import hook_script, hooks_setting
 
@@ -56,7 +57,7 @@ async def play(
     **settings: Any,
 ):
     """The events of the turn "go" (after the turns `before`, whose events are dropped)."""
-    server = server or EmulatorServer(policy=ScriptPolicy({"steps": steps}))
+    server = server or EmulatorServer(policy=ScriptPolicy({"steps": steps}), summarizer=AgentSummarizer())
     server.start()
     settings.setdefault("autocompact", False)
     session = await open_session(settings_for(server, tmp_path, **settings), tmp_path)

@@ -14,6 +14,7 @@ import pytest
 
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,7 +35,7 @@ def emulator() -> Iterator[Any]:
     servers: list[EmulatorServer] = []
 
     def start(steps: list[dict[str, Any]], **kwargs: Any) -> Emulated:
-        server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), **kwargs)
+        server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), summarizer=AgentSummarizer(), **kwargs)
         server.start()
         servers.append(server)
         return Emulated(server)

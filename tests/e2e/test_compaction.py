@@ -17,6 +17,7 @@ from agent_repl.core.model.messages import SystemMessage, UserMessage
 from agent_repl.emulator.policies import CallablePolicy, Reply, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .compaction_support import (
     RICH_FILES,
@@ -45,7 +46,10 @@ def reading_steps(turns: int) -> list[dict[str, Any]]:
 
 async def test_two_hundred_requests_in_a_small_window_never_overflow_and_keep_every_user_message(tmp_path):
     turns = 100
-    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(turns)}), context_window=WINDOW)
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": reading_steps(turns)}), context_window=WINDOW,
+        summarizer=AgentSummarizer(),
+    )
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False, context_window=WINDOW)
     session = await open_session(settings, tmp_path)
@@ -118,7 +122,10 @@ def failing_summaries(script: ScriptPolicy) -> CallablePolicy:
 
 async def test_a_summarizer_that_always_fails_is_tried_three_times_then_never_with_one_message(tmp_path):
     turns = 12
-    server = EmulatorServer(policy=failing_summaries(ScriptPolicy({"steps": reading_steps(turns)})), context_window=200_000)
+    server = EmulatorServer(
+        policy=failing_summaries(ScriptPolicy({"steps": reading_steps(turns)})), context_window=200_000,
+        summarizer=AgentSummarizer(),
+    )
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False, context_window=WINDOW)
     session = await open_session(settings, tmp_path)
@@ -142,7 +149,7 @@ async def test_a_summarizer_that_always_fails_is_tried_three_times_then_never_wi
 
 
 async def test_prompt_too_long_inside_the_summary_request_drops_the_oldest_rounds_and_succeeds(tmp_path):
-    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(6)}))
+    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(6)}), summarizer=AgentSummarizer())
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
@@ -164,7 +171,7 @@ async def test_prompt_too_long_inside_the_summary_request_drops_the_oldest_round
 
 
 async def test_reactive_compaction_recovers_once_and_a_second_error_in_the_turn_surfaces(tmp_path):
-    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(8)}))
+    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(8)}), summarizer=AgentSummarizer())
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
@@ -196,7 +203,9 @@ async def test_reactive_compaction_recovers_once_and_a_second_error_in_the_turn_
 
 async def test_max_output_escalates_once_then_nudges_three_times_then_stops(tmp_path):
     cut = {"text": "A very long answer that gets cut", "stop_reason": "max_tokens"}
-    server = EmulatorServer(policy=ScriptPolicy({"steps": [cut] * 5 + [{"text": "never reached"}]}))
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": [cut] * 5 + [{"text": "never reached"}]}), summarizer=AgentSummarizer()
+    )
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
@@ -214,7 +223,7 @@ async def test_max_output_escalates_once_then_nudges_three_times_then_stops(tmp_
 
 
 async def test_compact_then_undo_returns_the_exact_pre_compaction_view(tmp_path):
-    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(4)}))
+    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(4)}), summarizer=AgentSummarizer())
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)
@@ -246,7 +255,10 @@ async def test_compact_then_undo_returns_the_exact_pre_compaction_view(tmp_path)
 
 async def test_the_same_two_hundred_requests_complete_with_collapse_commits_and_an_untouched_history(tmp_path):
     turns = 100
-    server = EmulatorServer(policy=ScriptPolicy({"steps": reading_steps(turns)}), context_window=WINDOW)
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": reading_steps(turns)}), context_window=WINDOW,
+        summarizer=AgentSummarizer(),
+    )
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False, context_window=WINDOW, context_strategy="collapse")
     session = await open_session(settings, tmp_path)
@@ -290,7 +302,7 @@ async def test_a_summary_cut_off_at_the_window_edge_is_asked_again_with_room_and
         )
 
     policy = answering_side_requests(ScriptPolicy({"steps": reading_steps(4)}), answer)
-    server = EmulatorServer(policy=policy)
+    server = EmulatorServer(policy=policy, summarizer=AgentSummarizer())
     server.start()
     settings = settings_for(server, tmp_path, api_compaction=False)
     session = await open_session(settings, tmp_path)

@@ -17,6 +17,7 @@ from agent_repl.core.model.events import CompactionFinished, ToolResultEvent, Tu
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .compaction_support import RICH_FILES, OffsetClock, next_request_bytes, settings_for
 from .conftest import agent_env, run_agent
@@ -76,7 +77,8 @@ async def run_turn(session: Any, text: str) -> list[Any]:
 async def test_every_request_carrying_the_apis_summary_names_its_beta_through_a_long_session(tmp_path):
     turns = 22
     server = EmulatorServer(
-        policy=ScriptPolicy({"steps": main_steps(turns), "agents": [{"prompt": AGENT, "steps": agent_steps()}]})
+        policy=ScriptPolicy({"steps": main_steps(turns), "agents": [{"prompt": AGENT, "steps": agent_steps()}]}),
+        summarizer=AgentSummarizer(),
     )
     server.start()
     clock = OffsetClock()

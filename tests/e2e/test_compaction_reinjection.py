@@ -13,8 +13,10 @@ from agent_repl.core.model.todos import parse_todos, todo_reminder
 from agent_repl.core.permissions.mode import PermissionMode
 from agent_repl.core.permissions.rules import Decision
 from agent_repl.emulator.policies import CallablePolicy, ScriptPolicy
-from agent_repl.emulator.policies.summary import request_kind, summary_reply
+from agent_repl.emulator.policies.base import summary_reply
+from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .compaction_support import run, settings_for
 
@@ -30,7 +32,7 @@ def _policy(steps: list[dict]) -> CallablePolicy:
 
     def reply(request):  # type: ignore[no-untyped-def]
         kind = request_kind(request.body)
-        return summary_reply(request.body, kind) if kind else script.reply(request)
+        return summary_reply(request, kind) if kind else script.reply(request)
 
     policy = CallablePolicy(reply)
     policy.completed = script.completed  # type: ignore[method-assign]
@@ -53,7 +55,7 @@ async def test_todos_plan_and_edited_files_come_back_after_a_compaction(tmp_path
         {"text": "Following the plan."},
         {"text": "Still on it after the compaction."},
     ]
-    server = EmulatorServer(policy=_policy(steps))
+    server = EmulatorServer(policy=_policy(steps), summarizer=AgentSummarizer())
     server.start()
 
     async def approve(request):  # type: ignore[no-untyped-def]
@@ -105,7 +107,7 @@ async def test_paths_searched_and_run_before_a_compaction_are_listed_after_it(tm
         {"text": "Still here after the first compaction."},
         {"text": "And after the second."},
     ]
-    server = EmulatorServer(policy=_policy(steps))
+    server = EmulatorServer(policy=_policy(steps), summarizer=AgentSummarizer())
     server.start()
     session = await open_session(settings_for(server, tmp_path), project)
     try:

@@ -13,6 +13,7 @@ from agent_repl.core.loop.hooks import MAX_STOP_HOOK_BLOCKS
 from agent_repl.core.model.events import LoopContinued, SystemMessageEvent, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .compaction_support import RICH_FILES, run, settings_for
 from .conftest import read_records
@@ -21,7 +22,7 @@ from .test_compaction import reading_steps
 
 
 def server_for(steps: list[dict[str, Any]]) -> EmulatorServer:
-    return EmulatorServer(policy=ScriptPolicy({"steps": steps})).start()
+    return EmulatorServer(policy=ScriptPolicy({"steps": steps}), summarizer=AgentSummarizer()).start()
 
 
 def bodies(server: EmulatorServer) -> list[dict[str, Any]]:

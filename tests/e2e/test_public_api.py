@@ -25,6 +25,7 @@ from agent_repl.core.model.events import CompactionFinished, CompactionStarted, 
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .compaction_support import RICH_FILES, OffsetClock, next_request_bytes, settings_for
 
@@ -94,7 +95,9 @@ async def run(session: Any, text: str, server: EmulatorServer, marks: dict[str, 
 @pytest.mark.parametrize("api_compaction", [True, False], ids=["api-summary", "own-summary"])
 async def test_a_long_thinking_session_through_every_edit_gets_no_400(tmp_path, api_compaction):
     turns = 14
-    server = EmulatorServer(policy=ScriptPolicy({"steps": thinking_steps(turns)}))
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": thinking_steps(turns)}), summarizer=AgentSummarizer()
+    )
     server.start()
     clock = OffsetClock()
     # Without the web server tools: their definitions move the autocompact off the middle of a turn;
@@ -164,7 +167,9 @@ async def test_a_413_shrinks_the_summary_request_by_bytes_and_the_turn_goes_on(t
     steps = thinking_steps(3)
     steps.append({"thinking": "Look at it.", "tools": [{"name": "Read", "input": {"file_path": str(big)}}]})
     steps.append({"text": "The screenshot is noise."})
-    server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), max_body_bytes=limit)
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": steps}), max_body_bytes=limit, summarizer=AgentSummarizer()
+    )
     server.start()
     session = await open_session(settings_for(server, tmp_path, api_compaction=False), tmp_path)
     try:
@@ -200,7 +205,9 @@ async def test_one_result_that_takes_the_view_past_the_window_is_compacted_witho
         steps.append({"text": f"Read part {turn}."})
     steps.append({"tools": [{"name": "Read", "input": {"file_path": str(tmp_path / "big.txt"), "limit": 800}}]})
     steps.append({"text": "Read the big one."})
-    server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), context_window=50_000)
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": steps}), context_window=50_000, summarizer=AgentSummarizer()
+    )
     server.start()
     session = await open_session(settings_for(server, tmp_path, context_window=50_000, api_compaction=api_compaction), tmp_path)
     if not api_compaction:

@@ -10,6 +10,7 @@ from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import PolicyRequest, Reply
 from agent_repl.offline.demo import DemoPolicy
 from agent_repl.offline.demo_intents import parse_intent
+from agent_repl.offline.summary import AgentSummarizer
 
 TOOLS = [
     {"name": n, "description": n, "input_schema": {"type": "object"}}
@@ -21,7 +22,8 @@ SPEC = default_model_table()["claude-sonnet-5-5"]
 
 def ask(messages: list[dict[str, Any]], tools: list[dict[str, Any]] = TOOLS) -> Reply:
     body = {"model": SPEC.id, "max_tokens": 1000, "system": SYSTEM, "tools": tools, "messages": messages}
-    return DemoPolicy().reply(PolicyRequest(body, SPEC, 0, "key"))
+    # The offline mode serves the demo with the agent's own summarizer.
+    return DemoPolicy().reply(PolicyRequest(body, SPEC, 0, "key", AgentSummarizer()))
 
 
 def call(text: str, tools: list[dict[str, Any]] = TOOLS) -> dict[str, Any]:

@@ -1,10 +1,13 @@
-"""Extractive compaction and memory summaries: nine sections, every user message verbatim."""
+"""The agent's extractive compaction and memory summaries: nine sections, every user message verbatim."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agent_repl.emulator.policies.summary import request_kind, summary_reply, summary_text
+from agent_repl.emulator.models import default_model_table
+from agent_repl.emulator.policies.base import PolicyRequest, summary_reply
+from agent_repl.emulator.policies.summary import request_kind
+from agent_repl.offline.summary import AgentSummarizer, quoted_in_earlier_summary, summary_text
 
 SECTIONS = [
     "1. Primary Request and Intent:",
@@ -119,7 +122,9 @@ def test_summary_lists_files_and_errors() -> None:
 
 
 def test_memory_requests_get_the_same_shape() -> None:
-    reply = summary_reply(body("<session-memory-request>Extract."), "memory")
+    spec = default_model_table()["claude-sonnet-5-5"]
+    request = PolicyRequest(body("<session-memory-request>Extract."), spec, 0, summarizer=AgentSummarizer())
+    reply = summary_reply(request, "memory")
     assert reply.stop_reason == "end_turn"
     text = reply.content[0]["text"]
     assert "session memory" in text
@@ -127,8 +132,6 @@ def test_memory_requests_get_the_same_shape() -> None:
 
 
 def test_a_quote_with_a_carriage_return_survives_a_second_summary() -> None:
-    from agent_repl.emulator.policies.summary import quoted_in_earlier_summary
-
     typed = "first line\r\nsecond line"
     earlier = (
         "This session is being continued from a previous conversation.\n\n6. All User Messages:\n"

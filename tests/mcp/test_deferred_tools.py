@@ -17,6 +17,7 @@ from agent_repl.core.model.events import ToolResultEvent
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .conftest import stdio_server, write_mcp_json
 from .support import last_result, records, run, settings_for, tool_results, without_cache_control
@@ -61,7 +62,9 @@ async def test_sixty_tools_are_deferred_and_a_tool_found_by_tool_search_is_still
         {"thinking": "Record 7 again, for its status.", "tools": [{"name": FOUND, "input": {"fields": "status"}}]},
         {"text": "Still fine."},
     ]
-    server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), context_window=WINDOW)
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": steps}), context_window=WINDOW, summarizer=AgentSummarizer()
+    )
     server.start()
     # Without the API's web server tools, which would come last in the list: this is about deferral.
     settings = settings_for(server, project, home, context_window=WINDOW, web_tools=False)

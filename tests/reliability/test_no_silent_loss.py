@@ -30,6 +30,7 @@ from agent_repl.core.tooling.tool import ToolContext
 from agent_repl.emulator.policies import CallablePolicy, Reply, ScriptPolicy
 from agent_repl.emulator.policies.base import text_block, tool_use_block
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 from agent_repl.tools.bash import Bash, BashArgs
 from agent_repl.transcript.loader import load_session
 from agent_repl.transcript.paths import SessionPaths
@@ -155,7 +156,7 @@ async def test_a_compaction_is_one_write_and_a_cut_one_keeps_the_earlier_context
 
     monkeypatch.setattr(writer_module, "_append_whole", recording_append)
     steps = [{"text": "First answer, about the early topic."}, {"text": "Second answer."}]
-    with EmulatorServer(policy=ScriptPolicy({"steps": steps})) as server:
+    with EmulatorServer(policy=ScriptPolicy({"steps": steps}), summarizer=AgentSummarizer()) as server:
         env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
         settings = load_settings(cwd=project, env=env)
         session = await open_session(settings, project)

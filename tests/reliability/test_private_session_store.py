@@ -22,6 +22,7 @@ from agent_repl.core.config.settings import load_settings
 from agent_repl.core.loop.compact import compact_now
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .support import files_under
 
@@ -46,7 +47,7 @@ def _steps(project: Path) -> dict:
 
 @pytest.mark.timeout(180)
 async def test_every_file_of_the_session_store_and_of_a_fork_is_private(project, home, tmp_path):
-    server = EmulatorServer(policy=ScriptPolicy(_steps(project)))
+    server = EmulatorServer(policy=ScriptPolicy(_steps(project)), summarizer=AgentSummarizer())
     server.start()
     env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test-modes",
            "AGENT_REPL_CONTEXT_WINDOW": "40000"}  # fmt: skip

@@ -23,6 +23,7 @@ from agent_repl.core.tooling.redaction import REDACTED, SECRET_SHAPES, SecretRed
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 
 from .support import files_under
@@ -97,7 +98,9 @@ async def test_no_credential_or_key_shape_reaches_a_file_or_the_model(project, h
         {"text": "Looked."},
         {"text": "Noted."},
     ]
-    server = EmulatorServer(policy=RemembersAKey(ScriptPolicy({"steps": steps})))
+    server = EmulatorServer(
+        policy=RemembersAKey(ScriptPolicy({"steps": steps})), summarizer=AgentSummarizer()
+    )
     environment = {"ANTHROPIC_API_KEY": API_KEY, "ANTHROPIC_AUTH_TOKEN": AUTH_TOKEN, "SHOP_NAMED": NAMED, **KEPT}
     for name, value in environment.items():
         monkeypatch.setenv(name, value)

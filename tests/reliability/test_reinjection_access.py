@@ -23,8 +23,10 @@ from agent_repl.core.config.settings import load_settings
 from agent_repl.core.loop.compact import compact_now
 from agent_repl.core.permissions.rules import Decision, PermissionRequest
 from agent_repl.emulator.policies import CallablePolicy, ScriptPolicy
-from agent_repl.emulator.policies.summary import request_kind, summary_reply
+from agent_repl.emulator.policies.base import summary_reply
+from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 REINJECTED = "was read or edited before the conversation was compacted"
 TOUCHED = "Paths the tool calls named before the conversation was compacted"
@@ -35,7 +37,7 @@ def _policy(steps: list[dict[str, Any]]) -> CallablePolicy:
 
     def reply(request):  # type: ignore[no-untyped-def]
         kind = request_kind(request.body)
-        return summary_reply(request.body, kind) if kind else script.reply(request)
+        return summary_reply(request, kind) if kind else script.reply(request)
 
     policy = CallablePolicy(reply)
     policy.completed = script.completed  # type: ignore[method-assign]
@@ -84,7 +86,7 @@ async def test_a_compaction_reads_again_only_files_whose_call_was_allowed_and_su
         asked.append(request)
         return Decision.ALLOW_ONCE if request.key == str(approved) else Decision.DENY
 
-    server = EmulatorServer(policy=_policy(steps))
+    server = EmulatorServer(policy=_policy(steps), summarizer=AgentSummarizer())
     server.start()
     env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test-reinject"}
     settings = load_settings(cwd=project, env=env, overrides={"add_dirs": [added]})

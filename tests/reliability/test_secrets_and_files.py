@@ -20,6 +20,7 @@ from agent_repl.core.model.events import ToolResultEvent, TurnEnded
 from agent_repl.core.tooling.redaction import REDACTED, SecretRedactor, redact_file
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 from .support import files_under
 
@@ -53,7 +54,7 @@ def steps(project: Path) -> list[dict]:
 @pytest.mark.timeout(180)
 async def test_the_api_key_never_reaches_a_file_and_session_files_are_private(project, home, monkeypatch):
     (project / ".env").write_text(f"# local secrets\nANTHROPIC_API_KEY={FAKE_KEY}\nOTHER=1\n")
-    server = EmulatorServer(policy=ScriptPolicy({"steps": steps(project)}))
+    server = EmulatorServer(policy=ScriptPolicy({"steps": steps(project)}), summarizer=AgentSummarizer())
     server.start()
     old_umask = os.umask(0o022)  # the usual umask: files would be 0644 if the code relied on it
     try:

@@ -18,6 +18,7 @@ from agent_repl.core.model.messages import Message
 from agent_repl.core.model.transcript_sink import MemorySink
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 from agent_repl.session import Session
 from agent_repl.tools import builtin_tools
 from agent_repl.ui.launcher import Launcher
@@ -47,7 +48,7 @@ def emulator() -> Iterator[Any]:
     servers: list[EmulatorServer] = []
 
     def start(steps: list[dict[str, Any]]) -> EmulatorServer:
-        server = EmulatorServer(policy=ScriptPolicy({"steps": steps}))
+        server = EmulatorServer(policy=ScriptPolicy({"steps": steps}), summarizer=AgentSummarizer())
         server.start()
         servers.append(server)
         return server

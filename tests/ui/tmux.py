@@ -19,6 +19,7 @@ from typing import Any
 
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
+from agent_repl.offline.summary import AgentSummarizer
 
 EXIT_MARKER = "AGENT-REPL-EXIT="
 COLUMNS, ROWS = 120, 40
@@ -216,7 +217,7 @@ class TmuxBed:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.home = root / "home"
-        self.server = EmulatorServer(policy=ScriptPolicy({"steps": []}))
+        self.server = EmulatorServer(policy=ScriptPolicy({"steps": []}), summarizer=AgentSummarizer())
         self.server.start()
         self._open: list[Terminal] = []
 

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from agent_repl.emulator.blocks import Block
 from agent_repl.emulator.models import ModelSpec
+from agent_repl.emulator.policies.summary import PlainSummarizer, RequestKind, Summarizer
 
 _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 _ID_TAG = re.compile(r"[ \n]?\[id:[0-9a-zA-Z]+\]\s*$")
@@ -32,6 +33,8 @@ class PolicyRequest:
     request_index: int
     # Equal for two requests the model would see identically (cache markers ignored).
     conversation_key: str = field(default="")
+    # What answers summary and memory requests: the one the server was given.
+    summarizer: Summarizer = field(default_factory=PlainSummarizer)
 
 
 class Policy(Protocol):
@@ -40,6 +43,11 @@ class Policy(Protocol):
     def completed(self, request: PolicyRequest, reply: Reply) -> None:
         """Called once the response was fully sent (after `message_stop`)."""
         ...
+
+
+def summary_reply(request: PolicyRequest, kind: RequestKind) -> Reply:
+    """The answer to a summary or memory request, written by the request's summarizer."""
+    return Reply([text_block(request.summarizer.summary(request.body, kind))], "end_turn")
 
 
 def base62(data: bytes, length: int) -> str:

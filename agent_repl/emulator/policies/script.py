@@ -16,7 +16,7 @@ identically to one already answered gets that same step again, so a retry neithe
 repeats a step (on another model too), except after a refusal: the refused request sent to
 another model (a fallback) is a new request and takes the next step. Tool_use ids derive from
 the scenario, the step and the tool's index.
-Compaction and memory requests are answered by the summary module and use no step.
+Compaction and memory requests are answered by the request's summarizer and use no step.
 """
 
 from __future__ import annotations
@@ -29,15 +29,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent_repl.emulator.blocks import digest, strip_bookkeeping
-from agent_repl.emulator.policies import summary
 from agent_repl.emulator.policies.base import (
     PolicyRequest,
     Reply,
+    summary_reply,
     text_block,
     thinking_block,
     tool_use_block,
     tool_use_id,
 )
+from agent_repl.emulator.policies.summary import request_kind
 
 
 class ScenarioError(ValueError):
@@ -193,9 +194,9 @@ class ScriptPolicy:
         return key if refused_by is None or refused_by == model else f"{key}\x1f{model}"
 
     def reply(self, request: PolicyRequest) -> Reply:
-        kind = summary.request_kind(request.body)
+        kind = request_kind(request.body)
         if kind is not None:
-            return summary.summary_reply(request.body, kind)
+            return summary_reply(request, kind)
         agent = self._agent_for(request)
         if agent is not None:
             return agent.reply(request)
@@ -207,7 +208,7 @@ class ScriptPolicy:
         return self.step_reply(step)
 
     def completed(self, request: PolicyRequest, reply: Reply) -> None:
-        if summary.request_kind(request.body) is not None:
+        if request_kind(request.body) is not None:
             return
         agent = self._agent_for(request)
         if agent is not None:

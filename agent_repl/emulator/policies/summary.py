@@ -1,206 +1,88 @@
-"""Extractive answers to compaction and session-memory requests (shared by script and demo).
+"""Who writes a summary when the emulator is asked for one: the `Summarizer` its caller injects.
 
-A request whose last user message starts with `<summary-request>` (compaction) or
-`<session-memory-request>` (memory extraction) gets an `<analysis>` section and a nine-section
-`<summary>`. Nothing is interpreted: user messages are quoted verbatim, files are the paths the
-tool calls named, errors are the first lines of failed tool results.
+The emulator knows when it is asked: a summary or memory request opens with a marker of the
+contract, and an on-demand compaction request names `compaction`. What belongs in the summary is
+the client's business, so the server takes a `Summarizer` (`EmulatorServer(summarizer=...)`).
+The default, `PlainSummarizer`, writes a few plain lines about the conversation; the agent's
+nine-section summary lives with the offline mode (agent_repl.offline.summary).
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from agent_repl.contract import (
-    CONTINUATION_PREFIX,
-    MEMORY_REQUEST_MARKER,
-    SUMMARY_REQUEST_MARKER,
-)
-from agent_repl.emulator.blocks import Block, content_blocks, text_of
-from agent_repl.emulator.policies.base import Reply, messages, strip_id_tag, text_block, tool_input
-
-# The agent opens its summary and memory requests with these markers (its offline protocol).
-SUMMARY_REQUEST = SUMMARY_REQUEST_MARKER
-MEMORY_REQUEST = MEMORY_REQUEST_MARKER
-USER_MESSAGES_HEADING = "6. All User Messages:"
-# Text injected by the client rather than typed by the user.
-META_PREFIXES = (SUMMARY_REQUEST, MEMORY_REQUEST, "<system-reminder>", "<command-", "<local-command-")
-PATH_KEYS = ("file_path", "path", "notebook_path")
+from agent_repl.contract import MEMORY_REQUEST_MARKER, SUMMARY_REQUEST_MARKER
+from agent_repl.emulator.blocks import content_blocks
 
 RequestKind = Literal["summary", "memory"]
+_QUOTE_CHARS = 300
 
 
-def _message_text(message: dict[str, Any]) -> str:
-    return "\n".join(
-        str(b.get("text", "")) for b in content_blocks(message.get("content")) if b.get("type") == "text"
-    )
+class Summarizer(Protocol):
+    def summary(self, body: dict[str, Any], kind: RequestKind) -> str:
+        """The text that answers a summary or memory request."""
+        ...
+
+    def compaction(self, body: dict[str, Any], instructions: str | None) -> str:
+        """The content of an on-demand compaction block for everything `body` holds."""
+        ...
+
+
+def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [m for m in body.get("messages") or [] if isinstance(m, dict)]
 
 
 def request_kind(body: dict[str, Any]) -> RequestKind | None:
     """A summary or memory request: a text block of the last user message opens with the marker
     (the marker may share the message with tool results or a prompt it was merged with)."""
-    users = [m for m in messages(body) if m.get("role") == "user"]
+    users = [m for m in _messages(body) if m.get("role") == "user"]
     if not users:
         return None
     for block in content_blocks(users[-1].get("content")):
         text = str(block.get("text", "")).lstrip() if block.get("type") == "text" else ""
-        if text.startswith(SUMMARY_REQUEST):
+        if text.startswith(SUMMARY_REQUEST_MARKER):
             return "summary"
-        if text.startswith(MEMORY_REQUEST):
+        if text.startswith(MEMORY_REQUEST_MARKER):
             return "memory"
     return None
 
 
-def is_meta_text(text: str) -> bool:
-    return text.lstrip().startswith((*META_PREFIXES, CONTINUATION_PREFIX))
-
-
-def quoted_in_earlier_summary(text: str, *, continuation: bool = True) -> list[str]:
-    """The user messages an earlier summary quoted in its section 6, so they survive every compaction.
-
-    `continuation`: the summary is the client's continuation message (else an API compaction block)."""
-    if (continuation and not text.lstrip().startswith(CONTINUATION_PREFIX)) or USER_MESSAGES_HEADING not in text:
-        return []
-    section = text.split(USER_MESSAGES_HEADING, 1)[1].split("\n\n7. ", 1)[0]
-    # Quotes are verbatim, so a later line of a multi-line message is not indented: it belongs to
-    # the bullet above it. (Re-rendering the parts reproduces the original text either way.)
-    quotes: list[str] = []
-    # Split on "\n" only: splitlines() would also break at a "\r" inside a quote and lose it.
-    for line in section.strip("\n").split("\n"):
-        if line.startswith("   - ") or not quotes:
-            quotes.append(line.removeprefix("   - "))
-        else:
-            quotes[-1] += "\n" + line
-    return [q for q in quotes if q != "(none)"]
-
-
-def user_texts(conversation: list[dict[str, Any]]) -> list[str]:
-    """Every non-meta text the user wrote, verbatim (id tags removed), oldest first."""
-    quoted = []
-    for message in conversation:
-        if message.get("role") != "user":
-            for block in content_blocks(message.get("content")):
-                if block.get("type") == "compaction" and block.get("content"):
-                    quoted.extend(quoted_in_earlier_summary(str(block["content"]), continuation=False))
-            continue
-        for block in content_blocks(message.get("content")):
-            if block.get("type") != "text":
-                continue
-            text = strip_id_tag(str(block.get("text", "")))
-            quoted.extend(quoted_in_earlier_summary(text))
-            if text.strip() and not is_meta_text(text):
-                quoted.append(text)
-    return quoted
-
-
-def _tool_uses(conversation: list[dict[str, Any]]) -> list[Block]:
+def _user_texts(conversation: list[dict[str, Any]]) -> list[str]:
+    """The user's text blocks, oldest first, without the summary and memory requests themselves."""
+    markers = (SUMMARY_REQUEST_MARKER, MEMORY_REQUEST_MARKER)
     return [
-        b
-        for m in conversation
-        if m.get("role") == "assistant"
-        for b in content_blocks(m.get("content"))
-        if b.get("type") == "tool_use"
+        text
+        for message in conversation
+        if message.get("role") == "user"
+        for block in content_blocks(message.get("content"))
+        if block.get("type") == "text"
+        and (text := str(block.get("text", "")).strip())
+        and not text.startswith(markers)
     ]
 
 
-def _paths(uses: list[Block]) -> list[tuple[str, str]]:
-    seen: dict[str, str] = {}
-    for use in uses:
-        arguments = tool_input(use)
-        for key in PATH_KEYS:
-            value = arguments.get(key)
-            if isinstance(value, str) and value and value not in seen:
-                seen[value] = str(use.get("name", ""))
-    return list(seen.items())
+def _quote(text: str) -> str:
+    return text if len(text) <= _QUOTE_CHARS else text[:_QUOTE_CHARS] + "…"
 
 
-def _errors(conversation: list[dict[str, Any]], uses: list[Block]) -> list[str]:
-    names = {str(u.get("id")): str(u.get("name", "")) for u in uses}
-    found = []
-    for message in conversation:
-        for block in content_blocks(message.get("content")):
-            if block.get("type") == "tool_result" and block.get("is_error"):
-                first = (text_of(block).strip().splitlines() or ["(no text)"])[0][:200]
-                found.append(f"{names.get(str(block.get('tool_use_id')), 'a tool')}: {first}")
-    return found
+class PlainSummarizer:
+    """A short plain summary that knows no client's format: how long the conversation is, how it
+    began and what was asked last."""
 
+    def _plain(self, body: dict[str, Any]) -> str:
+        conversation = _messages(body)
+        said = _user_texts(conversation)
+        replies = sum(1 for m in conversation if m.get("role") == "assistant")
+        lines = [f"The conversation so far: {len(conversation)} messages, {replies} of them from the assistant."]
+        if said:
+            lines.append(f"It began with: {_quote(said[0])}")
+        if len(said) > 1:
+            lines.append(f"The latest request: {_quote(said[-1])}")
+        return "\n".join(lines)
 
-def _last_assistant_text(conversation: list[dict[str, Any]]) -> str:
-    for message in reversed(conversation):
-        if message.get("role") == "assistant":
-            text = _message_text(message).strip()
-            if text:
-                return text
-    return ""
+    def summary(self, body: dict[str, Any], kind: RequestKind) -> str:
+        return self._plain(body)
 
-
-def _describe_call(use: Block) -> str:
-    arguments = tool_input(use)
-    detail = next((str(arguments[k]) for k in ("command", *PATH_KEYS, "pattern") if k in arguments), "")
-    return f"{use.get('name', '')} {detail}".strip()
-
-
-def _bullets(items: list[str], empty: str) -> str:
-    return "\n".join(f"   - {item}" for item in items) if items else f"   - {empty}"
-
-
-def summary_text(body: dict[str, Any], kind: RequestKind) -> str:
-    # The request's own marker text is meta, so the whole conversation can be read.
-    conversation = messages(body)
-    said = user_texts(conversation)
-    uses = _tool_uses(conversation)
-    counts = Counter(str(u.get("name", "")) for u in uses)
-    paths = _paths(uses)
-    errors = _errors(conversation, uses)
-    extensions = sorted({p.rsplit(".", 1)[-1] for p, _ in paths if "." in p.rsplit("/", 1)[-1]})
-    ended_on_tool = (
-        bool(conversation)
-        and conversation[-1].get("role") == "user"
-        and not _message_text(conversation[-1]).strip()
-    )
-    last_reply = _last_assistant_text(conversation)
-    tools_line = ", ".join(f"{name} ({n})" for name, n in counts.most_common()) or "none"
-    purpose = "session memory" if kind == "memory" else "compaction summary"
-    analysis = (
-        f"Extractive {purpose} written by the offline emulator: it quotes and counts, it does not interpret.\n"
-        f"The conversation has {sum(1 for m in conversation if m.get('role') == 'user')} user and "
-        f"{sum(1 for m in conversation if m.get('role') == 'assistant')} assistant messages, "
-        f"{len(said)} typed user messages and {len(uses)} tool calls ({tools_line})."
-    )
-    first = said[0] if said else "(no user message found)"
-    intent = first if len(said) < 2 else f"{first}\n   Latest request: {said[-1]}"
-    pending = [said[-1]] if said and (ended_on_tool or not last_reply) else []
-    current = last_reply[:600] if last_reply else "(no assistant text yet)"
-    if uses:
-        current += f"\n   Last tool call: {_describe_call(uses[-1])}"
-    next_step = f"Continue with: {said[-1]}" if pending else "Wait for the user's next request."
-    sections = [
-        f"1. Primary Request and Intent:\n   {intent}",
-        "2. Key Technical Concepts:\n"
-        + _bullets(
-            [f"Tools used: {tools_line}"]
-            + ([f"File types: {', '.join('.' + e for e in extensions)}"] if extensions else []),
-            "none",
-        ),
-        "3. Files and Code Sections:\n"
-        + _bullets([f"{p} ({tool})" for p, tool in paths], "No files were named in tool calls."),
-        "4. Errors and Fixes:\n" + _bullets(errors, "No tool reported an error."),
-        f"5. Problem Solving:\n   {len(uses)} tool calls so far ({tools_line}).",
-        "6. All User Messages:\n" + _bullets(said, "(none)"),
-        "7. Pending Tasks:\n" + _bullets(pending, "None recorded."),
-        f"8. Current Work:\n   {current}",
-        f"9. Optional Next Step:\n   {next_step}",
-    ]
-    return f"<analysis>\n{analysis}\n</analysis>\n\n<summary>\n" + "\n\n".join(sections) + "\n</summary>"
-
-
-def compaction_summary(body: dict[str, Any], instructions: str | None = None) -> str:
-    """What an on-demand compaction block holds: the nine sections, without the analysis."""
-    text = summary_text(body, "summary")
-    sections = text.split("<summary>\n", 1)[1].rsplit("\n</summary>", 1)[0]
-    focus = (instructions or "").strip()
-    return f"Focus requested: {focus}\n\n{sections}" if focus else sections
-
-
-def summary_reply(body: dict[str, Any], kind: RequestKind) -> Reply:
-    return Reply([text_block(summary_text(body, kind))], "end_turn")
+    def compaction(self, body: dict[str, Any], instructions: str | None) -> str:
+        focus = (instructions or "").strip()
+        return f"Focus requested: {focus}\n\n{self._plain(body)}" if focus else self._plain(body)
