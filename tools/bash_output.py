@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from agent_repl.core.tooling.background import ShellRead
+from agent_repl.core.tooling.display import HEADLINE_WIDTH, ToolDisplay, one_line, plural, structured_dict
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
 
@@ -40,8 +42,25 @@ def _report(read: ShellRead) -> str:
     return "\n".join(parts)
 
 
+class BashOutputDisplay(ToolDisplay):
+    """`BashOutput(bash_1)`, and where the shell stands with how many new lines it wrote."""
+
+    def headline(self, name: str, tool_input: Mapping[str, Any], width: int = HEADLINE_WIDTH) -> str:
+        return one_line(f"{name}({tool_input.get('bash_id', '')})", width)
+
+    def summary(self, tool_input: Mapping[str, Any], structured: Any) -> str | None:
+        data = structured_dict(structured)
+        if "status" not in data:
+            return None
+        status = str(data["status"])
+        if data.get("exitCode") is not None and status != "running":
+            status += f" (exit code {data['exitCode']})"
+        return f"{status}: {plural(len(str(data.get('stdout') or '').splitlines()), 'new line')}"
+
+
 class BashOutput(Tool[BashOutputArgs]):
     name: ClassVar[str] = "BashOutput"
+    display: ClassVar[ToolDisplay] = BashOutputDisplay()
     args_model = BashOutputArgs
     max_result_size_chars: ClassVar[int | None] = 30_000
     is_read_only: ClassVar[bool] = True

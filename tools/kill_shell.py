@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import Field
 
+from agent_repl.core.tooling.display import HEADLINE_WIDTH, ToolDisplay, one_line
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
 
@@ -14,8 +16,16 @@ class KillShellArgs(ToolArgs):
     shell_id: str = Field(min_length=1, description="The ID of the background shell to kill")
 
 
+class KillShellDisplay(ToolDisplay):
+    """`KillShell(bash_1)`."""
+
+    def headline(self, name: str, tool_input: Mapping[str, Any], width: int = HEADLINE_WIDTH) -> str:
+        return one_line(f"{name}({tool_input.get('shell_id', '')})", width)
+
+
 class KillShell(Tool[KillShellArgs]):
     name: ClassVar[str] = "KillShell"
+    display: ClassVar[ToolDisplay] = KillShellDisplay()
     args_model = KillShellArgs
     # It only stops a command the session itself started in the background: nothing to ask.
     is_read_only: ClassVar[bool] = True

@@ -152,3 +152,13 @@ async def test_output_is_bounded_on_disk_and_per_read(
     assert "90000 bytes of older output were skipped" in text(out) and str(shell.output_path) in text(out)
     assert len(text(out)) < 11_000
     assert re.search(r"(line\n){100}", text(out))
+
+
+async def test_the_calls_show_the_shell_and_where_it_stands(bg_ctx: ToolContext, shells: BackgroundShells) -> None:
+    await call(Bash(), bg_ctx, command="printf 'a\\nb\\n'", run_in_background=True)
+    assert await eventually(lambda: shells.shells["bash_1"].status == "completed")
+    out = await call(BashOutput(), bg_ctx, bash_id="bash_1")
+    display = BashOutput.display
+    assert display.headline("BashOutput", {"bash_id": "bash_1"}) == "BashOutput(bash_1)"
+    assert display.summary({"bash_id": "bash_1"}, out.structured) == "completed (exit code 0): 2 new lines"
+    assert KillShell.display.headline("KillShell", {"shell_id": "bash_1"}) == "KillShell(bash_1)"

@@ -46,7 +46,8 @@ def test_a_background_sleep_is_polled_and_killed_and_bashes_lists_it(tmux_bed: T
     term = tmux_bed.start(*ALLOW)
     term.wait_for(READY)
     term.type("start a sleeper in the background, read it, stop it")
-    term.wait_for("Polled and stopped the sleeper.")
+    shown = unwrapped(term.wait_for("Polled and stopped the sleeper."))
+    assert "BashOutput(bash_1)" in shown and "running: 1 new line" in shown and "KillShell(bash_1)" in shown
     term.submit("/bashes")
     screen = unwrapped(term.wait_for("bash_1 [killed"))
     assert "echo tick; sleep 30" in screen
