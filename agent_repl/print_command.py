@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
-from agent_repl.commands.registry import Command, CommandRegistry, parse_command_line
+from agent_repl.commands.registry import Command, CommandRegistry
 from agent_repl.commands.results import CommandResult, CompactDone, ContextView, PromptRequest, TextOutput
+from agent_repl.commands.submit import CommandLine, submit
 from agent_repl.core.model.messages import SystemMessage
 
 if TYPE_CHECKING:
@@ -45,11 +46,10 @@ class CommandOutcome:
 class LocalCommand:
     command: Command
     registry: CommandRegistry
+    args: str = ""
 
     async def run(self, session: Session, line: str) -> CommandOutcome:
-        parsed = parse_command_line(line)
-        assert parsed is not None
-        name, args = self.command.name, parsed[1]
+        name, args = self.command.name, self.args
         if name in INTERACTIVE_ONLY:
             return CommandOutcome(name, args, f"/{name} only works in the interactive app", is_error=True)
         known = {m.uuid for m in session.messages}
@@ -68,14 +68,13 @@ class LocalCommand:
 
 
 def local_command(prompt: str) -> LocalCommand | None:
-    """The command `prompt` runs, or None when it goes to the model (not a slash command, or a
-    slash word no command knows)."""
-    parsed = parse_command_line(prompt)
-    if parsed is None:
-        return None
+    """The command `prompt` runs, or None when it goes to the model: anything but a slash command
+    the registry knows (print mode has no shell and no picker: `!command` and `# note` are prompts)."""
     registry = default_registry()
-    command = registry.get(parsed[0])
-    return LocalCommand(command, registry) if command is not None else None
+    submission = submit(prompt, registry)
+    if isinstance(submission, CommandLine) and submission.command is not None:
+        return LocalCommand(submission.command, registry, submission.args)
+    return None
 
 
 def plain_text(result: CommandResult) -> str:

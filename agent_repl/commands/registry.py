@@ -117,7 +117,3 @@ def parse_command_line(line: str) -> tuple[str, str] | None:
     if "/" in name:
         return None
     return name.lower(), args.strip()
-
-
-def is_command(line: str) -> bool:
-    return parse_command_line(line) is not None

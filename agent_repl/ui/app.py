@@ -36,6 +36,7 @@ from agent_repl.ui.widgets.user_status_line import UserStatusLine
 if TYPE_CHECKING:
     from agent_repl.commands.registry import CommandRegistry, SessionHolder
     from agent_repl.commands.results import CommandResult
+    from agent_repl.commands.submit import PromptLine, ShellLine
     from agent_repl.core.model.events import AgentEvent
     from agent_repl.core.permissions.rules import Answer, PermissionRequest
     from agent_repl.session import Session
@@ -222,12 +223,13 @@ class AgentApp(App[int]):
     # -- input ---------------------------------------------------------------------------------
 
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
-        from agent_repl.commands.registry import parse_command_line
+        from agent_repl.commands.submit import CommandLine, submit
 
-        parsed = parse_command_line(event.text)
-        if parsed is not None and self.turn_running and self.registry is not None:
-            command = self.registry.get(parsed[0])
-            if command is None or command.name not in NOT_DURING_A_TURN:
+        if self.turn_running and self.registry is not None:
+            submission = submit(event.text, self.registry)
+            if isinstance(submission, CommandLine) and (
+                submission.command is None or submission.command.name not in NOT_DURING_A_TURN
+            ):
                 self.run_command(event.text, queued=False)  # /cost, /context... answer at once
                 return
         self.pending.append(event.text)
@@ -251,9 +253,9 @@ class AgentApp(App[int]):
 
     def _next_pending(self) -> None:
         """Start the next queued prompt or command when the session is free."""
-        from agent_repl.commands.registry import parse_command_line
+        from agent_repl.commands.submit import CommandLine, MemoryNoteLine, submit
 
-        if self.holder is None or self.busy or not self.pending:
+        if self.holder is None or self.busy or not self.pending or self.registry is None:
             if self.pending and self.holder is None:
                 self.set_hint(f"starting… {len(self.pending)} message(s) will be sent when ready")
             elif self.pending:
@@ -262,14 +264,17 @@ class AgentApp(App[int]):
         text = self.pending.pop(0)
         self.set_hint(f"{len(self.pending)} queued" if self.pending else "")
         self.busy = True
-        if parse_command_line(text) is not None:
-            self.run_command(text)
-        else:
-            self.turn_running = True
-            self.run_turn(text)
+        match submit(text, self.registry):
+            case CommandLine():
+                self.run_command(text)
+            case MemoryNoteLine() as note:
+                self.run_command(note.remember)
+            case submission:
+                self.turn_running = True
+                self.run_turn(submission)
 
     @work(group="turn", exit_on_error=False)
-    async def run_turn(self, prompt: str) -> None:
+    async def run_turn(self, submission: ShellLine | PromptLine) -> None:
         session = self.session
         assert session is not None
         self.working.start("Working")
@@ -278,12 +283,10 @@ class AgentApp(App[int]):
             if self._sdk_ready is not None and not self._sdk_ready.done():
                 self.working.label = "Loading the API client"
                 await self._sdk_ready
+            from agent_repl.commands.submit import turn_events
             from agent_repl.core.model.events import TurnEnded
-            from agent_repl.ui.session_info import shell_command
 
-            shell = shell_command(prompt)
-            events = session.run_shell(shell) if shell is not None else session.run_turn(prompt)
-            async for event in events:
+            async for event in turn_events(session, submission):
                 self.post_message(self.AgentEventPosted(event))
                 if isinstance(event, TurnEnded):
                     reason, tokens = event.reason, event.next_request_tokens

@@ -29,10 +29,11 @@ from rich.padding import Padding
 from rich.text import Text
 
 from agent_repl.bootstrap import ResumeSource, close_session, held_back_grants, open_session, trust_folder
-from agent_repl.commands import CommandContext, SessionHolder, default_registry, is_command
+from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands import results as r
 from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
 from agent_repl.commands.export import write_export
+from agent_repl.commands.submit import CommandLine, MemoryNoteLine, PromptLine, ShellLine, submit, turn_events
 from agent_repl.core.config.settings import Settings
 from agent_repl.core.config.trust import NOT_TRUSTED_NOTICE, trust_question
 from agent_repl.core.model.events import (
@@ -77,7 +78,7 @@ from agent_repl.ui.editor import open_in_editor
 from agent_repl.ui.pastes import PastedTexts
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.render import render_result
-from agent_repl.ui.session_info import resume_hint, shell_command
+from agent_repl.ui.session_info import resume_hint
 from agent_repl.ui.tool_views import diff_summary, render_hunks
 
 
@@ -416,18 +417,18 @@ def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
             pass
 
 
-async def _run_one_turn(session: Session, text: str, renderer: InlineRenderer) -> None:
-    shell = shell_command(text)
+async def _run_one_turn(session: Session, submission: ShellLine | PromptLine, renderer: InlineRenderer) -> None:
     output = ""
     with interrupt_keys(session.interrupt):
-        async for event in session.run_shell(shell) if shell is not None else session.run_turn(text):
+        async for event in turn_events(session, submission):
             renderer.render(event)
             if isinstance(event, TurnStarted):
                 output = ""
             elif isinstance(event, EntryAppended | SystemMessageEvent):
                 # The command's output (a `<bash-stdout>` record) is the last entry after its prompt.
                 output = event.message.text()
-    if shell is not None:
+    if isinstance(submission, ShellLine):
+        shell = submission.command
         shown = re.sub(r"</?bash-(stdout|stderr)>", "", output)
         renderer.console.print(Text("! ", style="bold magenta").append(tool_render.one_line(shell, 200), style="bold"))
         renderer.console.print(Padding(tool_render.terminal_output(shown.strip("\n") or "(no output)"), (0, 0, 0, 2)))
@@ -546,8 +547,10 @@ async def run_inline(
             pastes.clear()
             if not text:
                 continue
-            if is_command(text):
-                result = await registry.run(text, CommandContext(holder, registry))
+            submission = submit(text, registry)
+            if isinstance(submission, CommandLine | MemoryNoteLine):
+                line = submission.remember if isinstance(submission, MemoryNoteLine) else text
+                result = await registry.run(line, CommandContext(holder, registry))
                 if isinstance(result, r.ExitRequest):
                     break
                 if isinstance(result, r.EditorRequest):
@@ -560,7 +563,7 @@ async def run_inline(
                     continue
                 pending = await _follow_up(result, prompt)
                 continue
-            await _run_one_turn(holder.session, text, renderer)
+            await _run_one_turn(holder.session, submission, renderer)
     finally:
         await close_session(holder.session, "prompt_input_exit")
         hint = resume_hint(holder.session)

@@ -30,12 +30,6 @@ def last_request_usage(messages: list[Message]) -> Usage | None:
     return None
 
 
-def shell_command(line: str) -> str | None:
-    """The command of a `!command` line (the user's own shell command), else None."""
-    text = line.strip()
-    return text[1:].strip() or None if text.startswith("!") else None
-
-
 def resume_hint(session: Session) -> str | None:
     """The line printed on exit that brings this session back, when it has a transcript on disk."""
     path = session.sink.path

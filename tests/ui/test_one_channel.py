@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_repl.core.model.events import TurnEnded
 from agent_repl.ui.app import AgentApp
-from agent_repl.ui.widgets.messages import AssistantMessageView, UserMessageView
+from agent_repl.ui.widgets.messages import AssistantMessageView, LocalCommandView, UserMessageView
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 from .conftest import emulator_launcher
@@ -47,7 +47,9 @@ class HistoryTheUiMayNotRead(list):
 
 async def test_a_turn_reaches_the_screen_through_its_events_alone(emulator, project, home):
     server = emulator(STEPS)
-    app = AgentApp(emulator_launcher(server, project, home, skip_permissions=True), animate=False, warm_client=False)
+    app = AgentApp(
+        emulator_launcher(server, project, home, skip_permissions=True), animate=False, warm_client=False
+    )
     seen: list = []
     async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
         await wait_for(pilot, lambda: "SessionReady" in names(seen), what="the session")
@@ -69,11 +71,39 @@ async def test_a_turn_reaches_the_screen_through_its_events_alone(emulator, proj
 
         [finished] = [m for m in seen if type(m).__name__ == "TurnFinished"]
         assert finished.reason == "completed"
-        [ended] = [m.event for m in seen if type(m).__name__ == "AgentEventPosted" and isinstance(m.event, TurnEnded)]
+        [ended] = [
+            m.event for m in seen if type(m).__name__ == "AgentEventPosted" and isinstance(m.event, TurnEnded)
+        ]
         shown = [type(w) for w in app.conversation.children]
         assert UserMessageView in shown and ToolBlock in shown and AssistantMessageView in shown
         assert "from-the-tool" in (app.conversation.query_one(ToolBlock).item.call.result or "")
         # Two requests, two projections: the status line's figure is the estimate the turn ended with.
         assert projections == [False, False]
-        assert ended.next_request_tokens is not None and app.status.context_tokens == ended.next_request_tokens
+        assert (
+            ended.next_request_tokens is not None and app.status.context_tokens == ended.next_request_tokens
+        )
         session.messages = list(session.messages)  # leaving may read it (the resume hint)
+
+
+async def test_the_app_acts_on_the_one_classification_of_a_typed_line(emulator, project, home):
+    """A `# note` opens the memory picker and a `!command` runs in the shell: neither reaches the model."""
+    from agent_repl.ui.screens.memory import MemoryPicker
+
+    server = emulator([])
+    app = AgentApp(
+        emulator_launcher(server, project, home, skip_permissions=True), animate=False, warm_client=False
+    )
+    seen: list = []
+    async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen), what="the session")
+        await pilot.press(*"!echo from-the-shell", "enter")
+        await wait_for(pilot, lambda: "TurnFinished" in names(seen), what="the shell command")
+        await pilot.pause()
+        # The output joins its command's item from the entry the turn announced.
+        shell = app.conversation.query_one(LocalCommandView)
+        assert shell.item.command == "! echo from-the-shell" and "from-the-shell" in (shell.item.output or "")
+        await pilot.press(*"# use tabs", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryPicker), what="the memory picker")
+        assert app.screen.choices.note == "use tabs"
+        await pilot.press("escape")
+    assert not server.recordings.messages
