@@ -38,6 +38,7 @@ from agent_repl.core.model.messages import (  # noqa: E402
     Usage,
     UserMessage,
 )
+from agent_repl.tools import builtin_tools  # noqa: E402
 
 WORDS = "the quick brown fox jumps over a lazy dog while parsing config files and running tests".split()
 
@@ -70,7 +71,8 @@ def build_history(total_messages: int, view_messages: int, view_result_words: in
 
 
 def make_pipeline(directory: Path) -> Pipeline:
-    config = PipelineConfig()
+    # The clearable tools as the built-in tools declare them, as a session's pipeline has them.
+    config = PipelineConfig(clearable_tools=frozenset(t.name for t in builtin_tools() if t.microcompact_clearable))
     config.set_window(1_000_000)
     # The product's flowchart, on a 1M-token model and the public API.
     return context_pipeline(config, directory)

@@ -39,8 +39,9 @@ class PipelineConfig:
     # They bound their own output for a 200K window; in a smaller one, where two such
     # results can fill the window, they are budgeted like the rest.
     unlimited_tools_exempt: bool = True
-    # Tools whose old results microcompact may clear.
-    clearable_tools: frozenset[str] = frozenset({"Read", "Bash", "Grep", "Glob"})
+    # Tools whose old results microcompact may clear: those that declare it
+    # (`Tool.microcompact_clearable`), filled in from the session's tools; none by default.
+    clearable_tools: frozenset[str] = frozenset()
     # Time-based microcompact: the server cache is cold after this gap, or, with
     # `clear_at_expiry` (settings: clear_at_cache_expiry), when what the last request wrote
     # expired (5 minutes, or the hour).

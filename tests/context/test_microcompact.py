@@ -23,6 +23,7 @@ from agent_repl.core.model.messages import (
     iso_timestamp,
 )
 from agent_repl.transcript.records import CacheEditRecord, MicrocompactClearRecord
+from tests.context.declared_tools import with_declared_tools
 
 from .sent import stamp_as_sent
 
@@ -48,7 +49,7 @@ def history_with_results(n: int, *, name: str = "Read") -> list:
 
 
 def make(config: PipelineConfig, now: datetime) -> Pipeline:
-    return Pipeline([BoundarySlice(), Microcompact()], PipelineState(config=config, clock=lambda: now))
+    return Pipeline([BoundarySlice(), Microcompact()], PipelineState(config=with_declared_tools(config), clock=lambda: now))
 
 
 def results_in(wire: list[dict]) -> dict[str, dict]:
@@ -97,7 +98,7 @@ def test_time_based_clear_resets_the_cached_registry():
 
 
 def test_cached_microcompact_deletes_the_oldest_past_the_trigger_without_changing_content():
-    config = PipelineConfig(cache_editing=True, cached_trigger=6, cached_keep=3)
+    config = with_declared_tools(PipelineConfig(cache_editing=True, cached_trigger=6, cached_keep=3))
     history = history_with_results(8)
     p = make(config, T0 + timedelta(minutes=2))
     projection = p.project(history)
@@ -182,7 +183,7 @@ def test_clear_thinking_is_never_sent_to_a_model_that_is_not_thinking():
 
 def test_the_estimate_subtracts_results_deleted_after_the_last_usage():
     # The last usage still counts the results this request deletes from the cache; the API will not.
-    config = PipelineConfig(cache_editing=True, cached_trigger=6, cached_keep=3)
+    config = with_declared_tools(PipelineConfig(cache_editing=True, cached_trigger=6, cached_keep=3))
     history = history_with_results(8)
     p = make(config, T0 + timedelta(minutes=2))
     stamp_as_sent(p, history)
@@ -220,3 +221,15 @@ def test_cached_microcompact_also_deletes_by_size_when_few_large_results_fill_th
                                    cached_trigger_share=0.5, cached_keep_share=0.25), T0).project(history).records
     assert not make(PipelineConfig(cache_editing=True, cached_trigger=100, effective_window=2_000,
                                    cached_trigger_share=0.0), T0).project(history).records
+
+
+def test_the_clearable_tools_are_the_ones_that_declare_it_and_no_default_names_any(tmp_path):
+    from agent_repl.bootstrap import build_pipeline
+    from agent_repl.core.config.settings import Settings
+    from agent_repl.tools import builtin_tools
+
+    assert PipelineConfig().clearable_tools == frozenset()
+    tools = builtin_tools()
+    config = build_pipeline(Settings(), tmp_path, tools, tmp_path / "tool-results").state.config
+    assert config.clearable_tools == {tool.name for tool in tools if tool.microcompact_clearable}
+    assert build_pipeline(Settings(), tmp_path, [], tmp_path / "tool-results").state.config.clearable_tools == frozenset()

@@ -31,6 +31,7 @@ from agent_repl.transcript.records import (
     SideRecordRegistry,
     SnipRecord,
 )
+from tests.context.declared_tools import with_declared_tools
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -64,7 +65,8 @@ def decisions(state: PipelineState) -> dict:
 
 def pipeline(tmp_path, state: PipelineState | None = None) -> Pipeline:
     now = T0 + timedelta(minutes=62)
-    state = state or PipelineState(config=PipelineConfig(tool_result_budget_chars=2_500), clock=lambda: now)
+    config = with_declared_tools(PipelineConfig(tool_result_budget_chars=2_500))
+    state = state or PipelineState(config=config, clock=lambda: now)
     return Pipeline([BoundarySlice(), ToolResultBudget(tmp_path / "tool-results"), Microcompact()], state)
 
 

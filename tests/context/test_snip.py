@@ -22,6 +22,7 @@ from agent_repl.core.model.messages import (
     UserMessage,
 )
 from agent_repl.transcript.records import SnipRecord
+from tests.context.declared_tools import with_declared_tools
 
 from .sent import stamp_as_sent
 
@@ -204,7 +205,7 @@ def long_history(old_reads: int) -> list[Message]:
 
 
 def over_threshold_state(view: list[Message], **config: object) -> PipelineState:
-    state = PipelineState(config=PipelineConfig(**config))  # type: ignore[arg-type]
+    state = PipelineState(config=with_declared_tools(PipelineConfig(**config)))  # type: ignore[arg-type]
     state.config.auto_snip_threshold = 0.5
     state.config.effective_window = int(token_count_with_estimation(view, state) / 0.5) - 10
     return state
