@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from agent_repl.core.api.model_catalog import ModelCatalog
 from agent_repl.core.api.models import ModelLookupError, model_info, resolve_model_sync
 from agent_repl.core.api.request import tool_definitions
 from agent_repl.core.api.system_prompt import build_system_prompt
+from agent_repl.core.config.front_matter import claude_home, project_markdown
 from agent_repl.core.config.hooks import held_back_hooks
 from agent_repl.core.config.settings import Settings, trust_project
 from agent_repl.core.config.trust import allow_grants, change_grants, setting_grants
@@ -46,6 +48,7 @@ from agent_repl.mcp.config import held_back_servers, project_servers_trusted
 from agent_repl.mcp.manager import McpManager
 from agent_repl.session import Session
 from agent_repl.tools import builtin_tools
+from agent_repl.tools.skill import Skill, SkillCatalog, held_back_skills, load_skills
 from agent_repl.tools.tool_search import ToolSearch
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.fork_files import (
@@ -88,6 +91,8 @@ def held_back_grants(settings: Settings, cwd: Path) -> list[str]:
         *setting_grants(settings.held_back, settings.unknown_held_back),
         *held_back_servers(settings, cwd),
         *held_back_definitions(cwd, project_trusted=project_servers_trusted(settings)),
+        *held_back_skills(cwd, project_trusted=project_servers_trusted(settings)),
+        *([] if project_servers_trusted(settings) else [f"command {p}" for p in project_markdown(cwd, "commands")]),
         *held_back_hooks(settings),
     ]
     return [*change_grants(settings.trust_changes), *grants] if grants else []
@@ -191,6 +196,9 @@ async def open_session(
         extra=definitions_from_json(settings.flag_agents) if settings.flag_agents else None,
     )  # fmt: skip
     tools = sorted([*tools, task_tool(agents, settings, tools)], key=lambda tool: tool.name)
+    skills = load_skills(settings.home, claude_home(os.environ), cwd, project_trusted=project_servers_trusted(settings))
+    if skills.skills:
+        tools = sorted([*tools, Skill(skills)], key=lambda tool: tool.name)
     pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred, window)
     pipeline.state.clock = clock
     if resume is not None:
@@ -226,6 +234,7 @@ async def open_session(
 
     SubagentRunner(session, agents, child_pipeline, paths, git_branch=branch).install()
     session.pending_notices.extend(agents.problems)
+    _offer_skills(session, skills)
     if catalog.problem:
         session.pending_notices.append(catalog.problem)
     if resume is not None:
@@ -249,6 +258,14 @@ async def open_session(
         # The notes serve session-memory compaction; collapse never summarizes with them.
         session.after_turn_hooks.append(memory.maybe_start)
     return session
+
+
+def _offer_skills(session: Session, skills: SkillCatalog) -> None:
+    """Each skill's folder may be read without asking (its instructions name files there), and
+    what was wrong with a skill file is said once."""
+    session.pending_notices.extend(skills.problems)
+    for skill in skills.sorted():
+        session.permissions.add_allow(f"Read(/{skill.folder.as_posix()}/**)")
 
 
 def with_mcp_tools(

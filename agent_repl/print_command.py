@@ -67,11 +67,12 @@ class LocalCommand:
         )
 
 
-def local_command(prompt: str) -> LocalCommand | None:
+def local_command(prompt: str, session: Session | None = None) -> LocalCommand | None:
     """The command `prompt` runs, or None when it goes to the model: anything but a slash command
-    the registry knows (print mode has no shell and no picker: `!command` and `# note` are prompts)."""
+    the registry or the session's custom commands know (print mode has no shell and no picker:
+    `!command` and `# note` are prompts)."""
     registry = default_registry()
-    submission = submit(prompt, registry)
+    submission = submit(prompt, registry, session)
     if isinstance(submission, CommandLine) and submission.command is not None:
         return LocalCommand(submission.command, registry, submission.args)
     return None

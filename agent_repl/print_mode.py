@@ -72,7 +72,7 @@ def init_line(session: Session) -> dict[str, Any]:
             for server in (session.mcp.status() if session.mcp is not None else [])
         ],
         "permissionMode": session.permission_mode_name,
-        "slash_commands": [name.lstrip("/") for name in default_registry().complete("")],
+        "slash_commands": [name.lstrip("/") for name in default_registry().complete("", session)],
         "apiKeySource": "ANTHROPIC_API_KEY" if session.settings.api_key else "none",
         "output_style": "default",
     }
@@ -213,7 +213,7 @@ async def run_print_mode(
 
     started = time.monotonic()
     streaming = output_format == "stream-json"
-    command = local_command(prompt)
+    command = local_command(prompt, session)
     if command is not None:
         outcome = await command.run(session, prompt)
         if outcome.prompt is None:

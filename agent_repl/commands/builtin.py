@@ -36,6 +36,7 @@ from agent_repl.commands.results import (
     TextOutput,
 )
 from agent_repl.commands.sandbox import sandbox_command
+from agent_repl.commands.skills import skills_command
 from agent_repl.transcript.sessions import message_count
 
 if TYPE_CHECKING:
@@ -59,7 +60,8 @@ KEYS = [
 
 
 async def help_command(ctx: CommandContext, args: str) -> CommandResult:
-    infos = [CommandInfo(f"/{c.name}", c.usage, c.summary) for c in ctx.registry.commands.values()]
+    commands = [*ctx.registry.commands.values(), *ctx.registry.custom_commands(ctx.session)]
+    infos = [CommandInfo(f"/{c.name}", c.usage, c.summary) for c in commands]
     return HelpReport(infos, KEYS)
 
 
@@ -271,6 +273,7 @@ def default_registry() -> CommandRegistry:
         ),
         Command("mcp", "MCP servers, their status and tools", mcp_command),
         Command("agents", "the sub-agent types Task can start", agents_command),
+        Command("skills", "the skills the model can load (Skill tool)", skills_command),
         Command("hooks", "the configured hooks and their last result", hooks_command),
         Command("cost", "tokens and cost of this session", cost_command),
         Command("config", "show the settings and change one in place", config_command, usage="[KEY [VALUE | --unset] [--project]]"),

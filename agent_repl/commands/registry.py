@@ -92,17 +92,37 @@ class CommandRegistry:
         name = name.lstrip("/").lower()
         return self.commands.get(self._aliases.get(name, name))
 
-    def complete(self, prefix: str) -> list[str]:
-        """Command names (with their slash) that start with `prefix`, in registration order."""
+    def complete(self, prefix: str, session: Session | None = None) -> list[str]:
+        """Command names (with their slash) that start with `prefix`, in registration order, then
+        the session's custom commands (agent_repl.commands.custom) by name."""
         stem = prefix.lstrip("/").lower()
-        return [f"/{name}" for name in self.commands if name.startswith(stem)]
+        names = [*self.commands, *(c.name for c in self.custom_commands(session))]
+        return [f"/{name}" for name in dict.fromkeys(names) if name.startswith(stem)]
+
+    def custom_commands(self, session: Session | None) -> list[Command]:
+        """The session's custom commands that no built-in command's name hides."""
+        if session is None:
+            return []
+        from agent_repl.commands.custom import as_command, session_commands
+
+        listed = session_commands(session).listed()
+        return [as_command(c) for c in listed if self.get(c.name) is None]
+
+    def lookup(self, name: str, session: Session | None) -> Command | None:
+        """A built-in command, else one of the session's custom commands."""
+        command = self.get(name)
+        if command is None and session is not None:
+            from agent_repl.commands.custom import find_custom_command
+
+            command = find_custom_command(session, name)
+        return command
 
     async def run(self, line: str, ctx: CommandContext) -> CommandResult:
         parsed = parse_command_line(line)
         if parsed is None:
             return TextOutput(f"not a command: {line!r}", level="error")
         name, args = parsed
-        command = self.get(name)
+        command = self.lookup(name, ctx.session)
         if command is None:
             return TextOutput(f"unknown command /{name} (try /help)", level="error")
         return await command.handler(ctx, args)

@@ -66,12 +66,13 @@ def shell_command(line: str) -> str | None:
     return text[1:].strip() or None if text.startswith("!") else None
 
 
-def submit(line: str, registry: CommandRegistry) -> Submission:
-    """What `line` asks for, in this order: a slash command, a shell command, a memory note, a prompt."""
+def submit(line: str, registry: CommandRegistry, session: Session | None = None) -> Submission:
+    """What `line` asks for, in this order: a slash command (built in, or one of the session's
+    custom commands), a shell command, a memory note, a prompt."""
     parsed = parse_command_line(line)
     if parsed is not None:
         name, args = parsed
-        return CommandLine(line, name, args, registry.get(name))
+        return CommandLine(line, name, args, registry.lookup(name, session))
     if (command := shell_command(line)) is not None:
         return ShellLine(line, command)
     if (note := memory_note(line)) is not None:

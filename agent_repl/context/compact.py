@@ -27,6 +27,7 @@ from agent_repl.context.attachments import (
     latest_approved_plan,
     plan_reminder,
     recently_read_files,
+    reinjection_budget,
     standing_context,
 )
 from agent_repl.context.boundary import BoundarySlice
@@ -44,6 +45,7 @@ from agent_repl.context.shrink import (
     shrink_by_bytes,
     wire_bytes,
 )
+from agent_repl.context.skill_reminders import skill_reminders
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount
 from agent_repl.context.touched_files import touched_files_reminder
@@ -62,6 +64,10 @@ MAX_PTL_RETRIES = 3
 KEPT_TAIL_MAX_TOKENS = 40_000
 SUMMARY_MAX_TOKENS = 16_000
 log = logging.getLogger(__name__)
+
+
+def _reinjection_budget(state: Any) -> int:
+    return reinjection_budget(state.config.effective_window, state.config.reinject_share)
 
 
 @dataclass
@@ -348,6 +354,7 @@ class Compactor:
         standing = (
             standing_context(session.messages, kept),
             *(f.text for f in files),
+            *skill_reminders(view[:kept_index], kept, state, _reinjection_budget(state)),
             todo_reminder(latest_todos(view)),
             plan_reminder(latest_approved_plan(view)),
             touched_files_reminder(session.messages, kept) if state.config.list_touched_files else "",

@@ -165,7 +165,7 @@ class AgentApp(App[int]):
         return self.holder.session if self.holder else None
 
     def _command_names(self) -> list[str]:
-        return self.registry.complete("") if self.registry else []
+        return self.registry.complete("", self.session) if self.registry else []
 
     async def _notify(self, text: str, level: str) -> None:
         await self.conversation.add_notice(text, level)

@@ -222,13 +222,15 @@ class ProjectHistory(History):
 
 
 class InlineCompleter(Completer):
-    def __init__(self, cwd: Path, commands: list[str]) -> None:
+    def __init__(self, cwd: Path, commands: list[str] | Callable[[], list[str]]) -> None:
         self.cwd = cwd
+        # A callable is asked each time: the session's custom commands are read as they are now.
         self.commands = commands
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         before = document.text_before_cursor
-        found = complete(before, self.cwd, self.commands)
+        commands = self.commands() if callable(self.commands) else self.commands
+        found = complete(before, self.cwd, commands)
         if found is None:
             return
         start = found.start - len(before)
@@ -502,7 +504,7 @@ async def run_inline(
     pastes = PastedTexts()
     prompt: PromptSession[str] = PromptSession(
         history=ProjectHistory(store),
-        completer=InlineCompleter(cwd, registry.complete("")),
+        completer=InlineCompleter(cwd, lambda: registry.complete("", holder.session if holder else None)),
         complete_while_typing=False,
         key_bindings=merge_key_bindings([bindings, paste_bindings(pastes)]),
         rprompt=mode_label,

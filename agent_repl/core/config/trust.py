@@ -28,6 +28,8 @@ GRANT_PATHS = (
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".claude/agents",
+    ".claude/commands",
+    ".claude/skills",
     ".mcp.json",
 )
 # Files those may name as the program they run (hook scripts, MCP servers), read as JSON.
