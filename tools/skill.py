@@ -19,9 +19,10 @@ project's skills are the repository's words, so they apply only in a trusted fol
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
@@ -33,6 +34,7 @@ from agent_repl.core.config.front_matter import (
     split_front_matter,
     text_field,
 )
+from agent_repl.core.tooling.display import HEADLINE_WIDTH, ToolDisplay, one_line, structured_dict
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs
 
@@ -124,10 +126,22 @@ class SkillArgs(ToolArgs):
     args: str | None = Field(default=None, description="Optional text for the skill's instructions")
 
 
+class SkillDisplay(ToolDisplay):
+    """`Skill(pdf-forms)`, and "Loaded skill pdf-forms" once it loaded."""
+
+    def headline(self, name: str, tool_input: Mapping[str, Any], width: int = HEADLINE_WIDTH) -> str:
+        return one_line(f"{name}({tool_input.get('skill', '')})", width)
+
+    def summary(self, tool_input: Mapping[str, Any], structured: Any) -> str | None:
+        loaded = structured_dict(structured).get("commandName")
+        return f"Loaded skill {loaded}" if isinstance(loaded, str) else None
+
+
 class Skill(Tool):
     name: ClassVar[str] = SKILL_TOOL_NAME
     args_model: ClassVar[type[BaseModel]] = SkillArgs
     is_read_only: ClassVar[bool] = True
+    display: ClassVar[ToolDisplay] = SkillDisplay()
 
     def __init__(self, catalog: SkillCatalog) -> None:
         self.catalog = catalog

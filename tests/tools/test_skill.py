@@ -79,3 +79,9 @@ async def test_the_tool_lists_names_and_loads_a_body_with_its_folder(tmp_path):
     assert output.content == f"Base directory for this skill: {folder}\n\nSee forms.md.\n\nARGUMENTS: invoice.pdf"
     missing = await tool.run(SkillArgs(skill="nope"), ctx)
     assert missing.is_error and missing.content == "Unknown skill: nope. The skills of this session: pdf."
+
+
+def test_the_display_names_the_skill():
+    display = Skill(load_skills(Path("/nonexistent"), Path("/nonexistent"), Path("/nonexistent"), project_trusted=True)).display
+    assert display.headline("Skill", {"skill": "pdf"}) == "Skill(pdf)"
+    assert display.summary({"skill": "pdf"}, {"success": True, "commandName": "pdf"}) == "Loaded skill pdf"
