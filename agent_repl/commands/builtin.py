@@ -9,6 +9,7 @@ from agent_repl.commands.add_dir import add_dir_command
 from agent_repl.commands.agents import agents_command
 from agent_repl.commands.background import bashes_command
 from agent_repl.commands.config import config_command
+from agent_repl.commands.custom import custom_command_table
 from agent_repl.commands.doctor import doctor_command
 from agent_repl.commands.effort import effort_command
 from agent_repl.commands.export import export_command
@@ -242,7 +243,7 @@ async def rewind_command(ctx: CommandContext, args: str) -> CommandResult:
 
 def default_registry() -> CommandRegistry:
     """The built-in commands, in the order /help lists them."""
-    registry = CommandRegistry()
+    registry = CommandRegistry(custom_source=custom_command_table)
     for command in (
         Command("help", "list commands and keys", help_command, aliases=("?",)),
         Command("context", "where the context tokens go (no model call)", context_command),

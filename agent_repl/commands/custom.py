@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agent_repl.commands.registry import Command, CommandContext
 from agent_repl.core.config.front_matter import (
     FrontMatterError,
     Scope,
@@ -45,7 +46,6 @@ from agent_repl.core.config.front_matter import (
 from agent_repl.core.permissions.rules import Rule
 
 if TYPE_CHECKING:
-    from agent_repl.commands.registry import Command, CommandContext
     from agent_repl.commands.results import CommandResult
     from agent_repl.session import Session
 
@@ -255,7 +255,6 @@ async def run_shell_line(
 
 def as_command(custom: CustomCommand) -> Command:
     """The registry's view of a custom command: its text becomes the next prompt."""
-    from agent_repl.commands.registry import Command
 
     async def run(ctx: CommandContext, args: str) -> CommandResult:
         from agent_repl.commands.results import PromptRequest, TextOutput
@@ -270,6 +269,8 @@ def as_command(custom: CustomCommand) -> Command:
     return Command(custom.name, summary, run, usage=custom.argument_hint)
 
 
-def find_custom_command(session: Session, name: str) -> Command | None:
-    custom = session_commands(session).commands.get(name.lstrip("/").lower())
-    return as_command(custom) if custom is not None else None
+def custom_command_table(session: Session) -> dict[str, Command]:
+    """The registry's `custom_source`: the session's custom commands by every name that reaches them."""
+    catalog = session_commands(session)
+    made = {c.source: as_command(c) for c in catalog.listed()}
+    return {key: made[c.source] for key, c in catalog.commands.items()}

@@ -77,10 +77,16 @@ class Command:
     completes: str = ""
 
 
+# The session's own commands by the names that reach them (agent_repl.commands.custom), read at
+# each lookup so a file added during the session works at once.
+CustomSource = Callable[["Session"], dict[str, "Command"]]
+
+
 @dataclass
 class CommandRegistry:
     commands: dict[str, Command] = field(default_factory=dict)
     _aliases: dict[str, str] = field(default_factory=dict)
+    custom_source: CustomSource | None = None
 
     def register(self, command: Command) -> Command:
         self.commands[command.name] = command
@@ -100,21 +106,17 @@ class CommandRegistry:
         return [f"/{name}" for name in dict.fromkeys(names) if name.startswith(stem)]
 
     def custom_commands(self, session: Session | None) -> list[Command]:
-        """The session's custom commands that no built-in command's name hides."""
-        if session is None:
+        """The session's custom commands that no built-in command's name hides, by name."""
+        if session is None or self.custom_source is None:
             return []
-        from agent_repl.commands.custom import as_command, session_commands
-
-        listed = session_commands(session).listed()
-        return [as_command(c) for c in listed if self.get(c.name) is None]
+        unique = {id(c): c for c in self.custom_source(session).values()}.values()
+        return sorted((c for c in unique if self.get(c.name) is None), key=lambda c: c.name)
 
     def lookup(self, name: str, session: Session | None) -> Command | None:
         """A built-in command, else one of the session's custom commands."""
         command = self.get(name)
-        if command is None and session is not None:
-            from agent_repl.commands.custom import find_custom_command
-
-            command = find_custom_command(session, name)
+        if command is None and session is not None and self.custom_source is not None:
+            command = self.custom_source(session).get(name.lstrip("/").lower())
         return command
 
     async def run(self, line: str, ctx: CommandContext) -> CommandResult:
