@@ -376,8 +376,9 @@ async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, set
 
 
 @contextmanager
-def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
-    """While a turn runs: Esc or Ctrl+C interrupt it, without echoing `^[` or `^C`.
+def interrupt_keys(on_interrupt: Callable[[], None], on_background: Callable[[], object] | None = None) -> Iterator[None]:
+    """While a turn runs: Esc or Ctrl+C interrupt it, without echoing `^[` or `^C`; Ctrl+B moves
+    the running Bash command to the background (`on_background`).
 
     The terminal is put in raw mode and read as prompt_toolkit reads it; any other key is kept as
     type-ahead for the next prompt. A question asked meanwhile (the permission prompt) attaches
@@ -390,7 +391,9 @@ def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
     def handle(presses: list[KeyPress]) -> None:
         if any(p.key in (Keys.Escape, Keys.ControlC) for p in presses):
             on_interrupt()
-        kept = [p for p in presses if p.key not in (Keys.Escape, Keys.ControlC)]
+        if on_background is not None and any(p.key == Keys.ControlB for p in presses):
+            on_background()
+        kept = [p for p in presses if p.key not in (Keys.Escape, Keys.ControlC, Keys.ControlB)]
         if kept:
             store_typeahead(keys, kept)
 
@@ -421,7 +424,7 @@ def interrupt_keys(on_interrupt: Callable[[], None]) -> Iterator[None]:
 
 async def _run_one_turn(session: Session, submission: ShellLine | PromptLine, renderer: InlineRenderer) -> None:
     output = ""
-    with interrupt_keys(session.interrupt):
+    with interrupt_keys(session.interrupt, session.shells.request_move):
         async for event in turn_events(session, submission):
             renderer.render(event)
             if isinstance(event, TurnStarted):

@@ -110,3 +110,25 @@ def test_export_writes_the_session_as_markdown(tmux_bed: TmuxBed):
     term.type("/exit")
     code, _ = term.wait_exit(20)
     assert code == 0
+
+
+def test_ctrl_b_backgrounds_a_running_command_inline(tmux_bed: TmuxBed):
+    project = tmux_bed.project()
+    tmux_bed.script([
+        {"tools": [{"name": "Bash", "input": {"command": "echo started; sleep 60"}}]},
+        {"text": "Inline: it goes on in the background."},
+    ])
+    term = tmux_bed.start("--inline", *ALLOW, project=project)
+    term.wait_for("/help for help")
+    term.type("run the slow one")
+    term.wait_for("Bash(echo started; sleep 60)")
+    term.keys("C-b")
+    term.wait_for("Inline: it goes on in the background.")
+    term.wait_for_inline_prompt()
+    term.type("/bashes")
+    term.wait_for("bash_1 [running]")
+    term.keys("C-d")
+    code, _ = term.wait_exit(20)
+    assert code == 0
+    (records,) = term.transcripts()
+    assert "The user moved this command to the background with ID: bash_1" in _tool_results(records)["Bash"]
