@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.config.settings import Settings
 from agent_repl.core.model.events import ToolResultEvent
 from agent_repl.core.permissions.rules import Decision, PermissionRequest
+
+from .conftest import agent_env, run_agent
 
 
 async def _turn(session, prompt: str) -> list[ToolResultEvent]:
@@ -78,3 +81,21 @@ async def test_background_commands_through_the_loop(emulator, project, home):
     finally:
         if not closed:
             await close_session(session)
+
+
+def test_print_mode_kills_its_background_commands_on_the_way_out(emulator, project, home):
+    emulated = emulator([
+        {"tools": [{"name": "Bash", "input": {"command": "echo $$ > shell.pid; sleep 60", "run_in_background": True}}]},
+        {"tools": [{"name": "Bash", "input": {"command": "sleep 0.3; cat shell.pid"}}]},
+        {"text": "Left a sleeper running."},
+    ])
+    done = run_agent(["-p", "start a sleeper", "--allowed-tools", "Bash"], cwd=project, env=agent_env(emulated, home))
+    assert done.returncode == 0, done.stderr
+    assert "Left a sleeper running." in done.stdout
+    pid = int((project / "shell.pid").read_text())
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        alive = fields[0] != "Z"
+    except OSError:
+        alive = False
+    assert not alive, "the background command outlived the print-mode run"
