@@ -38,17 +38,17 @@ class UserStatusLine(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.display = False
-        self._session: Session | None = None
-        self._started = time.monotonic()
-        self._running: asyncio.Task[None] | None = None
-        self._again = False
-        self._last_run = 0.0
+        self._status_session: Session | None = None
+        self._status_started = time.monotonic()
+        self._status_task: asyncio.Task[None] | None = None
+        self._rerun = False
+        self._last_run_at = 0.0
         self.context: tuple[int, int] = (0, 0)
 
     def configure(self, session: Session) -> None:
         """A session (the first, or after /clear and /resume): its settings say whether to draw."""
-        self._session = session
-        self._started = time.monotonic()
+        self._status_session = session
+        self._status_started = time.monotonic()
         self.display = session.settings.status_line is not None
         self.update("")
         self.request()
@@ -57,28 +57,28 @@ class UserStatusLine(Static):
         """Run the command again soon, with the context figure the built-in line shows."""
         if context is not None:
             self.context = context
-        if self._session is None or self._session.settings.status_line is None:
+        if self._status_session is None or self._status_session.settings.status_line is None:
             return
-        if self._running is not None and not self._running.done():
-            self._again = True
+        if self._status_task is not None and not self._status_task.done():
+            self._rerun = True
             return
-        self._running = asyncio.get_running_loop().create_task(self._run())
+        self._status_task = asyncio.get_running_loop().create_task(self._run())
 
     async def _run(self) -> None:
         while True:
-            self._again = False
-            wait = self._last_run + MIN_INTERVAL_S - time.monotonic()
+            self._rerun = False
+            wait = self._last_run_at + MIN_INTERVAL_S - time.monotonic()
             if wait > 0:
                 await asyncio.sleep(wait)
-            self._last_run = time.monotonic()
+            self._last_run_at = time.monotonic()
             await self._run_once()
-            if not self._again:
+            if not self._rerun:
                 return
 
     async def _run_once(self) -> None:
         from agent_repl import __version__
 
-        session = self._session
+        session = self._status_session
         if session is None or session.settings.status_line is None:
             return
         config = session.settings.status_line
@@ -92,7 +92,7 @@ class UserStatusLine(Static):
             version=__version__,
             permission_mode=session.permission_mode_name,
             cost_usd=session.cost_total_usd,
-            duration_ms=round((time.monotonic() - self._started) * 1000),
+            duration_ms=round((time.monotonic() - self._status_started) * 1000),
             api_duration_ms=round(session.api_duration_ms),
             context_tokens=tokens,
             context_window=window,
@@ -105,7 +105,7 @@ class UserStatusLine(Static):
             redactor=session.redactor,
             scrubbed_env=session.settings.scrubbed_env,
         )
-        if session is not self._session:
+        if session is not self._status_session:
             return
         self.update(Text("\n").join(status_text(line, config.padding) for line in run.lines))
         self.styles.height = max(1, len(run.lines))
