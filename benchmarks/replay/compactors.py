@@ -184,9 +184,10 @@ class OpenCodeCompactor:
     def wants(self, session: Session, tokens: int) -> bool:
         return tokens >= self.usable(session)
 
-    def prune(self, session: Session) -> None:
+    def prune(self, session: Session, next_request_tokens: int | None = None) -> None:
         """Clear tool outputs older than the newest 40K tokens of them, when over 20K would go;
-        never in the last two user turns, never past a summary or an earlier prune."""
+        never in the last two user turns, never past a summary or an earlier prune. (An after-turn
+        hook: the estimate it is handed is not needed, it counts the outputs itself.)"""
         total = pruned = turns = 0
         chosen: list[str] = []
         for message in reversed(_view(session)):
