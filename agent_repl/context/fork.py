@@ -18,6 +18,7 @@ from agent_repl.core.api.request import build_request
 
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession
+    from agent_repl.core.loop.projection import Projection
 
 Wire = list[dict[str, Any]]
 WireTransform = Callable[[Wire], Wire]
@@ -38,14 +39,17 @@ async def fork_request(
     max_tokens: int,
     transform: WireTransform | None = None,
     before_uuid: str | None = None,
+    projection: Projection | None = None,
 ) -> ModelResponse:
     """Ask `question` about the conversation as the model currently sees it; costs are added to the session.
 
     `before_uuid`: send only the wire messages before the one built from that history entry (when
     what comes before it ends with a user message), e.g. only what the last main request sent, so
     the fork reads that whole request from the cache and writes nothing but the question.
+    `projection`: the dry run of the view the caller already made for it (else it is made here).
     """
-    projection = session.projector.project(session.messages, dry_run=True)
+    if projection is None:
+        projection = session.projector.project(session.messages, dry_run=True)
     wire = projection.wire
     if before_uuid is not None:
         cut = next((i for i, sources in enumerate(projection.wire_sources) if before_uuid in sources), None)

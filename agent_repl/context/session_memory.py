@@ -145,11 +145,11 @@ class SessionMemory:
     async def _extract(self, session: ContextSession) -> None:
         tokens = self._baseline
         try:
-            # No await between this projection and the fork's own, so both see the same view.
+            # The fork sends this very view: the notes cover what it held.
             projection = session.projector.project(session.messages, dry_run=True)
             tokens = projection.estimated_tokens
             last_uuid = projection.view[-1].uuid
-            response = await fork_request(session, memory_request(), max_tokens=self.max_tokens)
+            response = await fork_request(session, memory_request(), max_tokens=self.max_tokens, projection=projection)
             if response.stop_reason in CUT_OFF_STOP_REASONS:
                 # Cut-off notes would drop what they had not reached (the later user messages).
                 raise MemoryExtractionError(f"the notes were cut off ({response.stop_reason})")

@@ -387,3 +387,23 @@ async def test_a_failure_to_measure_the_conversation_never_reaches_the_turn(tmp_
     memory = SessionMemory(tmp_path / "memory.md", first_after_tokens=1)
     memory.maybe_start(session)
     assert memory.last_error == "RuntimeError: boom" and not memory.extracting
+
+
+async def test_an_after_turn_check_reads_the_turns_estimate_and_an_extraction_projects_once(tmp_path, unit):
+    """The estimate `TurnEnded` carries decides; the extraction's fork sends the one view it measured."""
+    client = FakeClient()
+    session = fake_session(tmp_path, client, 5)
+    dry_runs: list[bool] = []
+    project = session.projector.project
+
+    def counted(history: list[Message], *, dry_run: bool = False) -> Any:
+        dry_runs.append(dry_run)
+        return project(history, dry_run=dry_run)
+
+    session.projector.project = counted  # type: ignore[method-assign]
+    memory = SessionMemory(tmp_path / "memory.md", first_after_tokens=8 * unit, every_tokens=6 * unit)
+    memory.maybe_start(session, 8 * unit - 1)
+    assert not memory.extracting and dry_runs == []
+    memory.maybe_start(session, 8 * unit)
+    assert await memory.wait_for_extraction(timeout=5) and memory.extractions == 1
+    assert dry_runs == [True] and len(client.bodies) == 1
