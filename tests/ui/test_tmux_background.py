@@ -132,3 +132,26 @@ def test_ctrl_b_backgrounds_a_running_command_inline(tmux_bed: TmuxBed):
     assert code == 0
     (records,) = term.transcripts()
     assert "The user moved this command to the background with ID: bash_1" in _tool_results(records)["Bash"]
+
+
+def test_add_dir_lets_the_tools_read_there_without_asking(tmux_bed: TmuxBed):
+    project = tmux_bed.project()
+    other = project.parent / f"{project.name}-other"
+    other.mkdir()
+    (other / "notes.txt").write_text("notes from the other folder\n")
+    tmux_bed.script([
+        {"tools": [{"name": "Read", "input": {"file_path": str(other / "notes.txt")}}]},
+        {"text": "Read the other folder's notes."},
+    ])
+    term = tmux_bed.start(project=project)
+    term.wait_for(READY)
+    term.submit("/add-dir ../nowhere")
+    term.wait_for("does not exist")
+    term.submit(f"/add-dir ../{other.name}")
+    term.wait_for(f"Added {other.resolve()} as a working directory")
+    term.type("read the notes over there")
+    screen = term.wait_for("Read the other folder's notes.")
+    assert "Allow Read" not in screen
+    term.type("/exit")
+    code, _ = term.wait_exit(20)
+    assert code == 0
