@@ -103,3 +103,28 @@ def test_the_status_line_command_draws_its_line_with_colours_and_follows_the_ses
     term.submit("/exit")
     term.wait_exit()
     _user_settings(tmux_bed, None)
+
+
+def test_a_hash_note_asks_which_memory_file_and_the_model_hears_of_it(tmux_bed: TmuxBed):
+    _user_settings(tmux_bed, None)
+    memory = tmux_bed.home / "AGENTS.md"
+    memory.unlink(missing_ok=True)
+    tmux_bed.script([{"text": "Noted."}])
+    tmux_bed.server.recordings.clear()
+    project = tmux_bed.project()
+    term = tmux_bed.start(project=project)
+    term.wait_for(READY)
+    term.submit("# run the tests with make test")
+    term.wait_for("Remember: run the tests with make test")
+    term.wait_for("User memory (read in every project)")
+    term.keys("Down", "Enter")
+    term.wait_for(f"Saved to {memory}")
+    assert memory.read_text() == "- run the tests with make test\n"
+    assert not (project / "AGENTS.md").exists()
+    term.submit("what did I ask you to remember?")
+    term.wait_for("Noted.")
+    [body] = _bodies(tmux_bed)
+    assert f"The user added to {memory}: run the tests with make test" in json.dumps(body["messages"])
+    term.submit("/exit")
+    term.wait_exit()
+    memory.unlink()
