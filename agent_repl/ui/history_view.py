@@ -406,8 +406,9 @@ class HistoryView:
                 return None
             return NoticeItem([message.uuid], text=message.text(), level="info")
         self._open_compact = None
-        if message.is_meta:
-            return None
+        if message.is_meta:  # hidden, but for the end of a background command (one line)
+            notice = task_notice(message.text())
+            return NoticeItem([message.uuid], text=notice, level="info") if notice is not None else None
         results = message.tool_results()
         if results:
             for block in results:

@@ -155,3 +155,24 @@ def test_add_dir_lets_the_tools_read_there_without_asking(tmux_bed: TmuxBed):
     term.type("/exit")
     code, _ = term.wait_exit(20)
     assert code == 0
+
+
+def test_the_end_of_a_background_command_is_shown_when_the_model_hears_of_it(tmux_bed: TmuxBed):
+    tmux_bed.script([
+        {"tools": [{"name": "Bash", "input": {"command": "echo quick", "description": "Say quick",
+                                               "run_in_background": True}}]},
+        {"text": "Started the quick one."},
+        {"text": "It has finished."},
+    ])
+    term = tmux_bed.start(*ALLOW)
+    term.wait_for(READY)
+    term.type("start a quick one in the background")
+    term.wait_for("Started the quick one.")
+    term.submit("/bashes")
+    term.wait_for("bash_1 [completed, exit code 0]")
+    term.type("is it done?")
+    screen = unwrapped(term.wait_for("It has finished."))
+    assert 'background task bash_1 completed: Background command "Say quick" completed (exit code 0)' in screen
+    term.type("/exit")
+    code, _ = term.wait_exit(20)
+    assert code == 0
