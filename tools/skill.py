@@ -116,6 +116,13 @@ def load_skills(home: Path, claude: Path, cwd: Path, *, project_trusted: bool) -
     return catalog
 
 
+def skill_text(skill: SkillDefinition, args: str = "") -> str:
+    """A loaded skill as the model reads it: its folder (files beside SKILL.md are read from there),
+    its instructions, and the arguments it was given."""
+    text = f"{LOADED_PREFIX}{skill.folder}\n\n{skill.body}"
+    return f"{text}\n\nARGUMENTS: {args.strip()}" if args.strip() else text
+
+
 def skill_listing(catalog: SkillCatalog) -> str:
     """The skills as the tool's description lists them: sorted, the same bytes every turn."""
     return "\n".join(f"- {s.name}: {s.description} ({s.scope})" for s in catalog.sorted())
@@ -155,11 +162,8 @@ class Skill(Tool):
         if skill is None:
             known = ", ".join(sorted(self.catalog.skills)) or "none"
             return ToolOutput.error(f"Unknown skill: {name}. The skills of this session: {known}.")
-        text = f"{LOADED_PREFIX}{skill.folder}\n\n{skill.body}"
-        if args.args and args.args.strip():
-            text += f"\n\nARGUMENTS: {args.args.strip()}"
         return ToolOutput(
-            content=text,
+            content=skill_text(skill, args.args or ""),
             structured={"success": True, "commandName": skill.name},
             summary=f"loaded skill {skill.name} ({skill.scope})",
         )

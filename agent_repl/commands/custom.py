@@ -44,6 +44,7 @@ from agent_repl.core.config.front_matter import (
     text_field,
 )
 from agent_repl.core.permissions.rules import Rule
+from agent_repl.tools.skill import SKILL_TOOL_NAME, Skill, SkillDefinition, skill_text
 
 if TYPE_CHECKING:
     from agent_repl.commands.results import CommandResult
@@ -270,7 +271,30 @@ def as_command(custom: CustomCommand) -> Command:
 
 
 def custom_command_table(session: Session) -> dict[str, Command]:
-    """The registry's `custom_source`: the session's custom commands by every name that reaches them."""
+    """The registry's `custom_source`: the session's custom commands by every name that reaches
+    them, then its skills as `/skill-name` (a command file of the same name wins)."""
     catalog = session_commands(session)
     made = {c.source: as_command(c) for c in catalog.listed()}
-    return {key: made[c.source] for key, c in catalog.commands.items()}
+    table = {key: made[c.source] for key, c in catalog.commands.items()}
+    for skill in session_skills(session):
+        table.setdefault(skill.name.lower(), skill_command(skill))
+    return table
+
+
+def session_skills(session: Session) -> list[SkillDefinition]:
+    """The skills the session's Skill tool offers (none without the tool)."""
+    tool = session.tools.get(SKILL_TOOL_NAME)
+    return tool.catalog.sorted() if isinstance(tool, Skill) else []
+
+
+def skill_command(skill: SkillDefinition) -> Command:
+    """`/skill-name [args]`: the user loads a skill themselves; its instructions, as the Skill tool
+    gives them, open the next prompt."""
+
+    async def run(ctx: CommandContext, args: str) -> CommandResult:
+        from agent_repl.commands.results import PromptRequest
+
+        shown = f"/{skill.name}" + (f" {args.strip()}" if args.strip() else "")
+        return PromptRequest(skill_text(skill, args), shown=shown)
+
+    return Command(skill.name, f"{skill.description} (skill, {skill.scope})", run, usage="[args]")

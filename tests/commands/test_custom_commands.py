@@ -206,3 +206,37 @@ async def test_a_failing_shell_line_sends_nothing(tmp_path):
     result = await ctx.registry.run("/fail", ctx)
     assert isinstance(result, TextOutput) and result.level == "error"
     assert "failed" in result.text and "nothing was sent" in result.text
+
+
+async def test_a_skill_is_also_a_command_the_user_types(tmp_path):
+    from agent_repl.tools.skill import Skill, load_skills
+
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURE, project)
+    session = _session(tmp_path, project)
+    catalog = load_skills(tmp_path / "home", tmp_path / "ch", project, project_trusted=True)
+    session.tools["Skill"] = Skill(catalog)
+    ctx = _ctx(session)
+    result = await ctx.registry.run("/local-smoke-test the login flow", ctx)
+    folder = (project / ".claude" / "skills" / "local-smoke-test").resolve()
+    assert isinstance(result, PromptRequest) and result.shown == "/local-smoke-test the login flow"
+    assert result.prompt.startswith(f"Base directory for this skill: {folder}\n\nUse this skill when planning")
+    assert result.prompt.endswith("\n\nARGUMENTS: the login flow")
+    help_report = await ctx.registry.run("/help", ctx)
+    assert isinstance(help_report, HelpReport)
+    listed = {c.name: c.summary for c in help_report.commands}
+    assert listed["/local-smoke-test"].endswith("(skill, project)")
+    # A command file of the same name wins over the skill.
+    _write(project / ".claude" / "commands" / "local-smoke-test.md", "The file's own text\n")
+    result = await ctx.registry.run("/local-smoke-test", ctx)
+    assert isinstance(result, PromptRequest) and result.prompt == "The file's own text"
+
+
+def test_print_modes_init_line_names_the_custom_commands(tmp_path):
+    from agent_repl.print_mode import init_line
+
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURE, project)
+    names = init_line(_session(tmp_path, project))["slash_commands"]
+    assert {"review", "smoke", "help"} <= set(names)
+    assert "review" not in init_line(_session(tmp_path, project, trusted=False))["slash_commands"]
