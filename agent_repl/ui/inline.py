@@ -53,6 +53,7 @@ from agent_repl.core.model.events import (
     TurnEnded,
     TurnStarted,
 )
+from agent_repl.core.model.messages import SystemMessage
 from agent_repl.core.model.visible import show_controls
 from agent_repl.core.model.web_results import SERVER_TOOL_NAMES, web_result_summary
 from agent_repl.core.permissions.mode import MODE_LABELS, PlanProposal
@@ -191,7 +192,7 @@ class InlineRenderer:
 
     def _tool_result(self, event: ToolResultEvent) -> None:
         call = self.calls.pop(event.tool_use_id, None) or tool_render.ToolCall(event.name, displays=self.displays)
-        [block] = [b for b in event.message.tool_results() if b.tool_use_id == event.tool_use_id] or [None]
+        block = next((b for b in event.message.tool_results() if b.tool_use_id == event.tool_use_id), None)
         call.result = block.text() if block is not None else ""
         call.is_error = event.is_error
         call.structured = event.message.tool_use_result
@@ -431,7 +432,8 @@ async def _run_one_turn(session: Session, submission: ShellLine | PromptLine, re
                 output = ""
             elif isinstance(event, EntryAppended | SystemMessageEvent):
                 # The command's output (a `<bash-stdout>` record) is the last entry after its prompt.
-                output = event.message.text()
+                entry = event.message
+                output = entry.content if isinstance(entry, SystemMessage) else entry.text()
     if isinstance(submission, ShellLine):
         shell = submission.command
         shown = re.sub(r"</?bash-(stdout|stderr)>", "", output)
