@@ -102,15 +102,15 @@ def message_line(event: AgentEvent, session_id: str, thinking_display: str | Non
             },
         }
     if isinstance(event, ToolResultEvent):
-        m = event.message
+        result = event.message
         line = {
             "type": "user",
-            "uuid": m.uuid,
+            "uuid": result.uuid,
             **common,
-            "message": {"role": "user", "content": [block.model_dump(mode="json") for block in m.blocks()]},
+            "message": {"role": "user", "content": [block.model_dump(mode="json") for block in result.blocks()]},
         }
-        if m.tool_use_result is not None:
-            line["tool_use_result"] = m.tool_use_result
+        if result.tool_use_result is not None:
+            line["tool_use_result"] = result.tool_use_result
         return line
     if isinstance(event, StreamEvent):
         return {"type": "stream_event", "uuid": new_uuid(), **common, "event": event.event}

@@ -107,7 +107,8 @@ class AgentApp(App[int]):
         self.launcher = launcher
         self.clock = clock
         self.now = now
-        self.animate = animate
+        # Not `animate`: that is Textual's animation method on every widget and app.
+        self.spinner_runs = animate
         self.max_lines = max_lines
         self.warm_client = warm_client
         self.holder: SessionHolder | None = None
@@ -129,7 +130,7 @@ class AgentApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Conversation(max_lines=self.max_lines, id="conversation")
-        yield WorkingIndicator(self.clock, animate=self.animate, id="working")
+        yield WorkingIndicator(self.clock, animate=self.spinner_runs, id="working")
         yield TodoPanel(id="todos")
         yield Static("", id="hint")
         yield PromptInput(cwd=self.launcher.cwd, commands=self._command_names, id="prompt")
@@ -209,8 +210,12 @@ class AgentApp(App[int]):
         from agent_repl.ui.screens.trust import TrustScreen
 
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.push_screen(TrustScreen(cwd, rules), callback=lambda trusted: answer.done() or answer.set_result(
-            bool(trusted)))  # fmt: skip
+
+        def answered(trusted: bool | None) -> None:
+            if not answer.done():
+                answer.set_result(bool(trusted))
+
+        self.push_screen(TrustScreen(cwd, rules), callback=answered)
         return await answer
 
     async def _reopen(self, resume, previous: Session) -> Session:

@@ -371,7 +371,7 @@ class HistoryView:
             return None
         return CommandItem([message.uuid], command="command output", output=output, is_error=is_error)
 
-    def _assistant(self, message: AssistantMessage) -> list[Item]:
+    def _assistant(self, message: AssistantMessage) -> Item | list[Item] | None:
         items: list[Item] = []
         for block in message.content:
             if block.type in ("web_search_tool_result", "web_fetch_tool_result"):

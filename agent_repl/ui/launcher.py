@@ -45,12 +45,16 @@ def warm_sdk_in_background() -> asyncio.Future[None]:
     loop = asyncio.get_running_loop()
     done: asyncio.Future[None] = loop.create_future()
 
+    def finished() -> None:
+        if not done.done():
+            done.set_result(None)
+
     def run() -> None:
         try:
             warm_sdk()
         finally:
             try:
-                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(None))
+                loop.call_soon_threadsafe(finished)
             except RuntimeError:
                 pass  # the app already closed its loop
 
@@ -82,7 +86,8 @@ class Launcher:
 
         class _Ready:
             def __init__(self) -> None:
-                self.settings, self.resume, self.notices = settings, resume, []
+                self.settings, self.resume = settings, resume
+                self.notices: list[str] = []
 
         return cls(cwd, lambda stack: _Ready())
 

@@ -229,7 +229,8 @@ class PermissionScreen(ModalScreen[Decision]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(Decision(event.option.id))
+        if event.option.id is not None:  # every option is made with its decision as its id
+            self.dismiss(Decision(event.option.id))
 
     def action_decide(self, value: str) -> None:
         if value == Decision.ALLOW_ALWAYS.value and self.request.always_rule() is None:

@@ -17,6 +17,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
+from agent_repl.core.model.messages import ServerToolResultBlock
 from agent_repl.core.model.visible import show_controls
 from agent_repl.core.tooling.display import ToolDisplays
 from agent_repl.ui.history_view import (
@@ -159,8 +160,7 @@ class Conversation(VerticalScroll):
         if message.type == "assistant":
             # The API's own summary (on-demand compaction) joins its divider too.
             joined: list[Item | None] = [self.view.item_holding(message.uuid)] if message.is_api_summary else []
-            results = ("web_search_tool_result", "web_fetch_tool_result")
-            joined += [self.view.tool(b.tool_use_id) for b in message.content if b.type in results]
+            joined += [self.view.tool(b.tool_use_id) for b in message.content if isinstance(b, ServerToolResultBlock)]
         elif message.type == "user":
             joined = [self.view.tool(block.tool_use_id) for block in message.tool_results()]
             if not joined:

@@ -77,7 +77,7 @@ class ThinkingView(Static):
     """The model's thinking, dimmed; a long one shows its first lines until opened (a click, or Enter
     when Tab has reached it, as a tool block opens) and folds back the same way."""
 
-    BINDINGS = [Binding("enter", "toggle", "open or fold the thought", show=False)]
+    BINDINGS = [Binding("enter", "fold", "open or fold the thought", show=False)]
 
     def __init__(self, item: ThinkingItem) -> None:
         super().__init__(classes="message thinking")
@@ -98,13 +98,14 @@ class ThinkingView(Static):
             text.append("\n  (click or Enter to fold)", style="dim")
         self.update(text)
 
-    def action_toggle(self) -> None:
+    # Not `action_toggle`: every Textual node already has one (it flips a named attribute).
+    def action_fold(self) -> None:
         if self.item.collapsible:
             self.item.expanded = not self.item.expanded
             self.refresh_item()
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_fold()
 
     def set_mark(self, mark: str | None) -> None:
         if mark != self.mark:

@@ -155,7 +155,8 @@ class WorkingIndicator(Static):
     def __init__(self, clock: Callable[[], float], *, animate: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self.clock = clock
-        self.animate = animate
+        # Not `animate`: that is Textual's animation method on every widget.
+        self.spinner_runs = animate
         self.started_at: float | None = None
         self.tokens = 0
         self._completed = 0
@@ -164,7 +165,7 @@ class WorkingIndicator(Static):
         self.display = False
 
     def on_mount(self) -> None:
-        if self.animate:
+        if self.spinner_runs:
             self.set_interval(0.1, self.refresh_line)
 
     def start(self, label: str = "Working") -> None:

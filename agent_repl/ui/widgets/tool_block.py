@@ -31,7 +31,8 @@ class ToolBlock(Collapsible):
         super().__init__(
             self._body_view,
             self._persisted_view,
-            title=self._title_text(),
+            # Textual annotates Collapsible's title as str, but hands it to a label that takes rich Text.
+            title=self._title_text(),  # type: ignore[arg-type]
             collapsed=not tool_render.opens_expanded(item.call),
             classes="tool",
         )
@@ -46,6 +47,10 @@ class ToolBlock(Collapsible):
             text.append(f" {MARK_LABELS[self.mark]}", style="yellow")
         return text
 
+    def _show_title(self) -> None:
+        # As in __init__: the title reactive is annotated str, and a rich Text is what its label takes.
+        self.title = self._title_text()  # type: ignore[assignment]
+
     def _fill(self) -> None:
         item = self.item
         self._body_view.update(tool_render.body(item.call))
@@ -59,18 +64,18 @@ class ToolBlock(Collapsible):
             self._persisted_view.display = False
 
     def refresh_item(self) -> None:
-        self.title = self._title_text()  # type: ignore[assignment]
+        self._show_title()
         self.collapsed = self.collapsed and not tool_render.opens_expanded(self.item.call)
         self._fill()
 
     def set_progress(self, text: str) -> None:
         self.item.call.progress = text.strip().splitlines()[-1][:100] if text.strip() else ""
-        self.title = self._title_text()  # type: ignore[assignment]
+        self._show_title()
 
     def add_step(self, message: AssistantMessage | UserMessage) -> None:
         """A Task call's sub-agent made a tool call or got its result."""
         if tool_render.add_step(self.item.call, message) is not None:
-            self.title = self._title_text()  # type: ignore[assignment]
+            self._show_title()
             self._fill()
 
     def set_mark(self, mark: str | None) -> None:
@@ -78,7 +83,7 @@ class ToolBlock(Collapsible):
             self.mark = mark
             self.set_class(mark in ("snipped", "rewound"), "-snipped")
             self.set_class(mark == "collapsed", "-in-collapse")
-            self.title = self._title_text()  # type: ignore[assignment]
+            self._show_title()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Without a saved output, `o` is just a letter (typed into the input).
