@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from agent_repl.core.config.front_matter import (
     FrontMatterError,
@@ -144,9 +144,9 @@ class SkillDisplay(ToolDisplay):
         return f"Loaded skill {loaded}" if isinstance(loaded, str) else None
 
 
-class Skill(Tool):
+class Skill(Tool[SkillArgs]):
     name: ClassVar[str] = SKILL_TOOL_NAME
-    args_model: ClassVar[type[BaseModel]] = SkillArgs
+    args_model = SkillArgs
     is_read_only: ClassVar[bool] = True
     display: ClassVar[ToolDisplay] = SkillDisplay()
 
@@ -155,8 +155,7 @@ class Skill(Tool):
         listing = skill_listing(catalog) or "(none)"
         self.description = f"{load_description(__file__, 'skill')}\n\n<available_skills>\n{listing}\n</available_skills>"  # type: ignore[misc]
 
-    async def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
-        assert isinstance(args, SkillArgs)
+    async def run(self, args: SkillArgs, ctx: ToolContext) -> ToolOutput:
         name = args.skill.strip().lstrip("/")
         skill = self.catalog.skills.get(name)
         if skill is None:

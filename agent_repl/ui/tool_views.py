@@ -112,6 +112,11 @@ def render_checklist(todos: list[Todo]) -> Text:
     return text
 
 
+def _mapping(value: object) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def tool_body(display: ToolDisplay, tool_input: dict[str, Any], structured: Any = None) -> RenderableType | None:
     """The rich body of a tool call whose display has one (a diff, a checklist), else None (the
     call shows its input and result)."""
@@ -136,8 +141,7 @@ def tool_body(display: ToolDisplay, tool_input: dict[str, Any], structured: Any 
             text.append(f"  {show_controls(url, newlines=False)}" + (f"  ({age})" if age else ""), style="dim")
         return text if text.plain else None
     if kind is BodyKind.PAGE and isinstance(structured, dict) and structured.get("type") == "web_fetch_tool_result":
-        content = structured.get("content") if isinstance(structured.get("content"), dict) else {}
-        document = content.get("content") if isinstance(content.get("content"), dict) else {}
+        document = _mapping(_mapping(structured.get("content")).get("content"))
         data = str((document.get("source") or {}).get("data", ""))
         if not data:
             return None
