@@ -95,7 +95,7 @@ class Write(FileChangeTool[WriteArgs]):
             "filePath": str(plan.path),
             "content": args.content,
             "structuredPatch": hunks,
-            "originalFile": None if created else plan.original.text,  # type: ignore[union-attr]
+            "originalFile": plan.original.text if plan.original is not None else None,
         }
         summary = f"Created {plan.path.name} ({lines} lines)" if created else (
             f"Wrote {plan.path.name}: {patch_stats(hunks).text()}"

@@ -156,7 +156,9 @@ class Call:
     raw: bytes
 
 
-Work = Callable[[Call], "Response | dict[str, Any]"]
+# What a route answers: a plain response, or one of the emulator's own streaming ASGI responses.
+Answer = Response | EventStreamResponse | DroppedResponse
+Work = Callable[[Call], "Answer | dict[str, Any]"]
 
 
 class Routes:
@@ -166,7 +168,7 @@ class Routes:
     def lookup(self, model: str) -> Any:
         return _engine_call(self.state.engine.resolve, model)
 
-    async def _serve(self, request: Request, work: Work, *, counted: bool = False) -> Response:
+    async def _serve(self, request: Request, work: Work, *, counted: bool = False) -> Answer:
         """Record the exchange, run `work`, and turn every failure into an API-shaped error."""
         raw, too_large = await read_body(request, self.state.max_body_bytes)
         exchange = self.state.recorder.start(
@@ -196,7 +198,7 @@ class Routes:
             return response
         return result
 
-    async def create_message(self, request: Request) -> Response:
+    async def create_message(self, request: Request) -> Answer:
         return await self._serve(request, self._create, counted=True)
 
     def _raise_status_fault(self, fault: FaultKind | None, model: str) -> None:
@@ -208,7 +210,7 @@ class Routes:
         if fault is FaultKind.SERVER_ERROR:
             raise errors.internal_server_error(retry)
 
-    def _create(self, call: Call) -> Response | dict[str, Any]:
+    def _create(self, call: Call) -> Answer | dict[str, Any]:
         api_key = api_key_of(call.request)
         index = call.exchange.request_index
         assert index is not None
@@ -237,7 +239,7 @@ class Routes:
         call.exchange.usage = message["usage"]
         headers = {"request-id": call.request_id}
         if body.get("stream"):
-            return EventStreamResponse(  # type: ignore[return-value]
+            return EventStreamResponse(
                 sse.message_events(message),
                 headers=headers,
                 exchange=call.exchange,
@@ -252,7 +254,7 @@ class Routes:
             raise errors.internal_server_error(self.state.faults.retry_headers())
         if fault in (FaultKind.DROP, FaultKind.STALL):
             stall = self.state.faults.stall_seconds if fault is FaultKind.STALL else 0.0
-            return DroppedResponse(  # type: ignore[return-value]
+            return DroppedResponse(
                 json.dumps(message).encode(),
                 headers=headers,
                 exchange=call.exchange,
@@ -263,7 +265,7 @@ class Routes:
         engine.completed(prepared, reply)
         return message
 
-    async def count_tokens(self, request: Request) -> Response:
+    async def count_tokens(self, request: Request) -> Answer:
         return await self._serve(request, self._count)
 
     def _count(self, call: Call) -> dict[str, Any]:
@@ -274,7 +276,7 @@ class Routes:
         validate_count(body, self.lookup(body["model"]))
         return _engine_call(self.state.engine.count_tokens, body, betas=betas)
 
-    async def list_models(self, request: Request) -> Response:
+    async def list_models(self, request: Request) -> Answer:
         def page(call: Call) -> dict[str, Any]:
             api_key_of(call.request)
             engine = self.state.engine
@@ -282,7 +284,7 @@ class Routes:
 
         return await self._serve(request, page)
 
-    async def get_model(self, request: Request) -> Response:
+    async def get_model(self, request: Request) -> Answer:
         def info(call: Call) -> dict[str, Any]:
             api_key_of(call.request)
             return model_info(self.lookup(call.request.path_params["model_id"]), self.state.engine)

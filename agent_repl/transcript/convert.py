@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, TypeGuard, get_args
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
@@ -26,6 +26,7 @@ from agent_repl.core.model.messages import (
     RedactedThinkingBlock,
     ServerToolResultBlock,
     ServerToolUseBlock,
+    SystemLevel,
     SystemMessage,
     SystemSubtype,
     TextBlock,
@@ -50,6 +51,7 @@ from agent_repl.transcript.records import (
 SYNTHETIC_MODEL = "<synthetic>"
 
 SYSTEM_SUBTYPES: frozenset[str] = frozenset(get_args(SystemSubtype))
+_SYSTEM_LEVELS: frozenset[str] = frozenset(get_args(SystemLevel))
 
 OnDrop = Callable[[str], None]
 
@@ -262,8 +264,16 @@ def usage_from_json(raw: dict[str, Any] | None) -> Usage | None:
     return Usage(**values)
 
 
-def _level(value: str | None) -> str:
-    return value if value in ("info", "warning", "error", "suggestion") else "info"
+def _level(value: str | None) -> SystemLevel:
+    return value if value is not None and _is_level(value) else "info"
+
+
+def _is_level(value: str) -> TypeGuard[SystemLevel]:
+    return value in _SYSTEM_LEVELS
+
+
+def _is_subtype(value: str) -> TypeGuard[SystemSubtype]:
+    return value in SYSTEM_SUBTYPES
 
 
 def record_to_message(raw: dict[str, Any], *, on_drop: OnDrop = _ignore) -> Message | None:
@@ -320,7 +330,8 @@ def record_to_message(raw: dict[str, Any], *, on_drop: OnDrop = _ignore) -> Mess
 
 
 def _system_from_record(record: SystemRecord, common: dict[str, Any]) -> SystemMessage | None:
-    if record.subtype not in SYSTEM_SUBTYPES:
+    subtype = record.subtype
+    if not _is_subtype(subtype):
         return None
     if record.subtype == "compact_boundary":
         metadata = dict(record.compact_metadata or {})
@@ -331,9 +342,9 @@ def _system_from_record(record: SystemRecord, common: dict[str, Any]) -> SystemM
         metadata = {k: v for k, v in extra.items() if k not in _CC_ENVELOPE_EXTRAS}
     return SystemMessage(
         **common,
-        subtype=record.subtype,  # type: ignore[arg-type]
+        subtype=subtype,
         content=record.content or "",
-        level=_level(record.level),  # type: ignore[arg-type]
+        level=_level(record.level),
         metadata=metadata,
         logical_parent_uuid=record.logical_parent_uuid,
     )

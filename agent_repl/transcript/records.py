@@ -127,7 +127,7 @@ class AttachmentRecord(RecordEnvelope):
 
 MessageRecord = UserRecord | AssistantRecord | SystemRecord
 
-_MESSAGE_RECORD_MODELS: dict[str, type[RecordEnvelope]] = {
+_MESSAGE_RECORD_MODELS: dict[str, type[UserRecord] | type[AssistantRecord] | type[SystemRecord]] = {
     "user": UserRecord,
     "assistant": AssistantRecord,
     "system": SystemRecord,
@@ -140,7 +140,7 @@ def parse_message_record(raw: dict[str, Any]) -> MessageRecord:
     model = _MESSAGE_RECORD_MODELS.get(record_type) if isinstance(record_type, str) else None
     if model is None:
         raise ValueError(f"not a message record: type {raw.get('type')!r}")
-    return model.model_validate(raw)  # type: ignore[return-value]
+    return model.model_validate(raw)
 
 
 # --- Side records: our pipeline state ---------------------------------------------------------

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -28,7 +28,7 @@ HookEvent = Literal[
     "SessionEnd",
     "Notification",
 ]
-HOOK_EVENTS: tuple[str, ...] = HookEvent.__args__  # type: ignore[attr-defined]
+HOOK_EVENTS: tuple[str, ...] = get_args(HookEvent)
 # Seconds a hook command may run before it is stopped, unless it sets its own `timeout`.
 DEFAULT_HOOK_TIMEOUT = 60.0
 

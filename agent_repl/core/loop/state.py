@@ -97,8 +97,8 @@ class Step(Generic[R]):
 
     def __init__(self, body: Callable[[Step[R]], AsyncIterator[AgentEvent]]) -> None:
         self._body: Callable[[Step[R]], AsyncIterator[AgentEvent]] | None = body
-        self._decided = False
-        self._result: R | None = None
+        # The decided result, boxed so that None can be one.
+        self._decision: tuple[R] | None = None
 
     def __aiter__(self) -> AsyncIterator[AgentEvent]:
         if self._body is None:
@@ -107,13 +107,13 @@ class Step(Generic[R]):
         return aiter(body(self))
 
     def decide(self, result: R) -> None:
-        self._result, self._decided = result, True
+        self._decision = (result,)
 
     @property
     def result(self) -> R:
-        if not self._decided:
+        if self._decision is None:
             raise RuntimeError("the step ended without deciding (or its events were not all read)")
-        return self._result  # type: ignore[return-value]
+        return self._decision[0]
 
     async def run_to_end(self) -> R:
         """Run the step, dropping its events (what it stored is in the history), for its result."""

@@ -256,6 +256,9 @@ SystemSubtype = Literal[
 ]
 
 
+SystemLevel = Literal["info", "warning", "error", "suggestion"]
+
+
 class SystemMessage(_Entry):
     """Shown to the user and kept in the transcript; never sent to the model."""
 
@@ -263,7 +266,7 @@ class SystemMessage(_Entry):
     subtype: SystemSubtype
     content: str = ""
     # "suggestion": Claude Code's level for a stop hook summary.
-    level: Literal["info", "warning", "error", "suggestion"] = "info"
+    level: SystemLevel = "info"
     # compact_boundary: {"trigger", "preTokens", "preCompactDiscoveredTools"...}; microcompact_boundary likewise.
     metadata: dict[str, Any] = Field(default_factory=dict)
     logical_parent_uuid: str | None = None
