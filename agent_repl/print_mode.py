@@ -39,6 +39,7 @@ from agent_repl.core.model.events import (
 )
 from agent_repl.core.model.messages import Usage, new_uuid
 from agent_repl.core.model.visible import show_controls
+from agent_repl.print_fields import TERMINAL_REASONS, RunFacts, init_line, model_usage, rounded, usage_json
 from agent_repl.session import Session
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -47,40 +48,12 @@ OutputFormat = Literal["text", "json", "stream-json"]
 _SUBTYPES = {"completed": "success", "max_turns": "error_max_turns", "max_budget": "error_max_budget_usd"}
 
 
-def _usage_json(usage: Usage) -> dict[str, int]:
-    return {
-        "input_tokens": usage.input_tokens,
-        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-        "cache_read_input_tokens": usage.cache_read_input_tokens,
-        "output_tokens": usage.output_tokens,
-    }
-
-
-def init_line(session: Session) -> dict[str, Any]:
-    from agent_repl.commands import default_registry
-
-    return {
-        "type": "system",
-        "subtype": "init",
-        "uuid": new_uuid(),
-        "session_id": session.session_id,
-        "cwd": str(session.cwd),
-        "model": session.model,
-        "tools": sorted(session.tools),
-        "mcp_servers": [
-            {"name": server.name, "status": server.status}
-            for server in (session.mcp.status() if session.mcp is not None else [])
-        ],
-        "permissionMode": session.permission_mode_name,
-        "slash_commands": [name.lstrip("/") for name in default_registry().complete("", session)],
-        "apiKeySource": "ANTHROPIC_API_KEY" if session.settings.api_key else "none",
-        "output_style": "default",
-    }
-
-
-def message_line(event: AgentEvent, session_id: str, thinking_display: str | None = None) -> dict[str, Any] | None:
+def message_line(
+    event: AgentEvent, session_id: str, thinking_display: str | None = None, facts: RunFacts | None = None
+) -> dict[str, Any] | None:
     """The stream-json line for one loop event, or None for events Claude Code does not print.
-    `thinking_display`: the display the requests asked for, named on a line holding thinking."""
+    `thinking_display`: the display the requests asked for, named on a line holding thinking;
+    `facts`: the run's (it tells which message and block a stream event belongs to)."""
     common = {"session_id": session_id, "parent_tool_use_id": None}
     if isinstance(event, AssistantMessageEvent):
         m = event.message
@@ -90,6 +63,8 @@ def message_line(event: AgentEvent, session_id: str, thinking_display: str | Non
             **({"thinking_display": thinking_display} if shows_thinking else {}),
             "uuid": m.uuid,
             **common,
+            "timestamp": m.timestamp,
+            "request_id": m.request_id,
             "message": {
                 "id": m.message_id,
                 "type": "message",
@@ -98,7 +73,9 @@ def message_line(event: AgentEvent, session_id: str, thinking_display: str | Non
                 "content": [block.model_dump(mode="json") for block in m.content],
                 "stop_reason": m.stop_reason,
                 "stop_sequence": None,
-                "usage": _usage_json(m.usage or Usage()),
+                "stop_details": None,
+                "usage": usage_json(m.usage or Usage()),
+                "context_management": None,
             },
         }
     if isinstance(event, ToolResultEvent):
@@ -107,13 +84,25 @@ def message_line(event: AgentEvent, session_id: str, thinking_display: str | Non
             "type": "user",
             "uuid": result.uuid,
             **common,
+            "timestamp": result.timestamp,
             "message": {"role": "user", "content": [block.model_dump(mode="json") for block in result.blocks()]},
+            # Whether permission let the call run (the events do not say which rule or answer did).
+            "tool_result_meta": [
+                {"id": event.tool_use_id, "permission_decision": {"decision": "reject" if event.denied else "accept"}}
+            ],
         }
         if result.tool_use_result is not None:
             line["tool_use_result"] = result.tool_use_result
         return line
     if isinstance(event, StreamEvent):
-        return {"type": "stream_event", "uuid": new_uuid(), **common, "event": event.event}
+        line = {"type": "stream_event", "uuid": new_uuid(), **common, "event": event.event}
+        if event.ttft_ms is not None:
+            line["ttft_ms"] = event.ttft_ms
+        if facts is not None:
+            line["api_message_id"] = facts.current_message_id
+            if thinking_display is not None and facts.thinking_event(event.event):
+                line["thinking_display"] = thinking_display
+        return line
     if isinstance(event, SystemMessageEvent) and event.message.subtype == "compact_boundary":
         meta = event.message.metadata
         return {
@@ -126,39 +115,29 @@ def message_line(event: AgentEvent, session_id: str, thinking_display: str | Non
     return None
 
 
-def _rounded(cost: float | None) -> float | None:
-    """A cost in USD to six places; null when a model used has no known price."""
-    return None if cost is None else round(cost, 6)
-
-
-def model_usage(session: Session) -> dict[str, dict[str, Any]]:
-    """Tokens and cost per model, in the result's camelCase `modelUsage` shape."""
-    return {
-        model: {
-            "inputTokens": usage.input_tokens,
-            "outputTokens": usage.output_tokens,
-            "cacheReadInputTokens": usage.cache_read_input_tokens,
-            "cacheCreationInputTokens": usage.cache_creation_input_tokens,
-            "webSearchRequests": 0,
-            "costUSD": _rounded(session.cost_by_model.get(model)),
-            "contextWindow": session.settings.context_window or session.model_catalog.info(model).context_window,
-        }
-        for model, usage in session.usage_by_model.items()
-    }
-
-
 def result_object(
     session: Session,
     ended: TurnEnded | None,
     errors: list[str],
     duration_ms: int,
     denials: list[dict[str, Any]] | None = None,
+    facts: RunFacts | None = None,
+    api_error_status: int | None = None,
 ) -> dict[str, Any]:
     subtype = _SUBTYPES.get(ended.reason, "error_during_execution") if ended else "error_during_execution"
+    facts = facts or RunFacts()
+    run = {
+        "stop_reason": facts.stop_reason,
+        "terminal_reason": TERMINAL_REASONS.get(ended.reason, ended.reason) if ended else "error",
+        "api_error_status": api_error_status,
+        "safety_stops": facts.refusals,
+        "subagent_stats": facts.subagent_stats(),
+    }
+    turns = ended.num_requests if ended else 0
     if subtype == "success":
-        return _result(session, subtype, duration_ms, ended.num_requests if ended else 0, denials, result=ended.final_text if ended else "")
+        return {**_result(session, subtype, duration_ms, turns, denials, result=ended.final_text if ended else ""), **run}
     fallback = [f"the turn ended: {ended.reason if ended else 'error'}"]
-    return _result(session, subtype, duration_ms, ended.num_requests if ended else 0, denials, errors=errors or fallback)
+    return {**_result(session, subtype, duration_ms, turns, denials, errors=errors or fallback), **run}
 
 
 def _result(
@@ -189,14 +168,30 @@ def _result(
     out.update(
         {
             "session_id": session.session_id,
-            "total_cost_usd": _rounded(session.cost_total_usd),
-            "usage": _usage_json(session.usage_total),
-            "modelUsage": model_usage(session),
+            "total_cost_usd": rounded(session.cost_total_usd),
+            "usage": usage_json(session.usage_total),
+            "modelUsage": model_usage(session, session.usage_by_model, session.cost_by_model),
             "permission_denials": denials or [],
             "uuid": new_uuid(),
+            "result_index": 0,
+            "queued_turn_count": 0,
         }
     )
     return out
+
+
+def _usage_since(now: dict[str, Usage], before: dict[str, Usage]) -> dict[str, Usage]:
+    """Per model, the usage added since `before` (the counts; the latest serving details)."""
+    def less(usage: Usage, earlier: Usage | None) -> Usage:
+        if earlier is None:
+            return usage
+        return Usage(**{k: (v - getattr(earlier, k)) if isinstance(v, int) else v for k, v in usage})
+
+    return {model: less(usage, before.get(model)) for model, usage in now.items()}
+
+
+def _cost_since(now: dict[str, float | None], before: dict[str, float | None]) -> dict[str, float | None]:
+    return {model: None if cost is None else cost - (before.get(model) or 0.0) for model, cost in now.items()}
 
 
 async def run_print_mode(
@@ -221,18 +216,23 @@ async def run_print_mode(
         prompt = outcome.prompt  # a command that hands the model a prompt (/init): the turn runs it
     ended: TurnEnded | None = None
     errors: list[str] = []
+    api_error_status: int | None = None
     # Notices such as an MCP server that failed to start; text mode says them once, on stderr.
     warnings: list[str] = []
     inputs: dict[str, dict[str, Any]] = {}
     denials: list[dict[str, Any]] = []
+    facts = RunFacts()
+    usage_before, cost_before = dict(session.usage_by_model), dict(session.cost_by_model)
     session.stream_events = streaming and include_partial_messages
     if streaming:
         print(json.dumps(init_line(session)), file=out, flush=True)
     async for event in session.run_turn(prompt, max_turns=max_turns):
+        facts.see(event)
         if isinstance(event, TurnEnded):
             ended = event
         elif isinstance(event, ErrorEvent):
             errors.append(event.message)
+            api_error_status = event.api_status or api_error_status
         elif isinstance(event, SystemMessageEvent) and event.message.level == "warning":
             warnings.append(event.message.content)
         elif isinstance(event, ToolUseStarted):
@@ -241,10 +241,16 @@ async def run_print_mode(
             denials.append(
                 {"tool_name": event.name, "tool_use_id": event.tool_use_id, "tool_input": inputs.get(event.tool_use_id, {})}
             )
-        line = message_line(event, session.session_id, session.thinking_display) if streaming else None
+        line = message_line(event, session.session_id, session.thinking_display, facts) if streaming else None
         if line is not None:
             print(json.dumps(line), file=out, flush=True)
-    result = result_object(session, ended, errors, int((time.monotonic() - started) * 1000), denials)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    result = result_object(session, ended, errors, duration_ms, denials, facts, api_error_status)
+    if streaming:
+        since = _usage_since(session.usage_by_model, usage_before)
+        result["model_usage_since_last_result"] = model_usage(session, since, _cost_since(session.cost_by_model, cost_before))
+        if include_partial_messages:
+            result["begun_message_ids"] = facts.begun_message_ids
     # Notices go to stderr in every format: stdout stays the answer, or JSON lines only.
     for message in [w for w in warnings if w not in errors] + (errors if output_format == "text" else []):
         print(f"agent-repl: {show_controls(message)}", file=err)
@@ -301,7 +307,7 @@ def command_line(session: Session, outcome: Any) -> dict[str, Any]:
             "content": [{"type": "text", "text": outcome.text}],
             "stop_reason": "end_turn",
             "stop_sequence": None,
-            "usage": _usage_json(Usage()),
+            "usage": usage_json(Usage()),
         },
         "local_command_run": {"command": outcome.name, "args": outcome.args},
     }

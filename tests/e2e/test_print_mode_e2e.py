@@ -54,8 +54,12 @@ def test_print_mode_runs_every_tool_for_real_and_resume_repeats_the_cached_prefi
     assert result["result"] == "All four tools ran."
     assert result["num_turns"] == 3
     assert set(result["usage"]) == {
-        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens",
+        "cache_creation", "server_tool_use", "output_tokens_details", "service_tier", "inference_geo", "speed",
     }
+    assert result["usage"]["cache_creation"]["ephemeral_5m_input_tokens"] + result["usage"]["cache_creation"][
+        "ephemeral_1h_input_tokens"
+    ] == result["usage"]["cache_creation_input_tokens"]
     assert result["total_cost_usd"] > 0
     session_id = result["session_id"]
 

@@ -8,6 +8,7 @@ imported on first use, so starting the app does not wait for it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,12 @@ def usage_from_sdk(usage: Any) -> Usage:
         ephemeral_5m_input_tokens=creation.get("ephemeral_5m_input_tokens") or 0,
         ephemeral_1h_input_tokens=creation.get("ephemeral_1h_input_tokens") or 0,
         cache_deleted_input_tokens=data.get("cache_deleted_input_tokens") or 0,
+        thinking_tokens=(data.get("output_tokens_details") or {}).get("thinking_tokens") or 0,
+        web_search_requests=(data.get("server_tool_use") or {}).get("web_search_requests") or 0,
+        web_fetch_requests=(data.get("server_tool_use") or {}).get("web_fetch_requests") or 0,
+        service_tier=data.get("service_tier"),
+        inference_geo=data.get("inference_geo"),
+        speed=data.get("speed"),
     )
 
 
@@ -87,6 +94,15 @@ def _dumped(value: Any) -> Any:
     if isinstance(value, list):
         return [_dumped(v) for v in value]
     return value.model_dump() if hasattr(value, "model_dump") else value
+
+
+def _raw_event(event: Any, sent: float) -> StreamEvent:
+    """The event as the API sent it: the SDK's running snapshots (the block or message so far, on
+    the stop events) are left out; the first carries the time to it from the request."""
+    data = event.model_dump(mode="json", exclude_unset=True)
+    data.pop({"content_block_stop": "content_block", "message_stop": "message"}.get(event.type, ""), None)
+    ttft = round((time.monotonic() - sent) * 1000) if event.type == "message_start" else None
+    return StreamEvent(event=data, ttft_ms=ttft)
 
 
 class UnknownModel(Exception):
@@ -191,12 +207,13 @@ class ModelClient:
         the body (`request_betas`): whatever beta feature the body carries goes with its header."""
         sdk = self.sdk()
         betas = request_betas(body)
+        sent = time.monotonic()
         manager = sdk.beta.messages.stream(**body, betas=betas) if betas else sdk.messages.stream(**body)
         async with manager as stream:
             try:
                 async for event in stream:
                     if raw_events and event.type in RAW_STREAM_EVENTS:
-                        yield StreamEvent(event=event.model_dump(mode="json", exclude_none=True))
+                        yield _raw_event(event, sent)
                     if event.type == "text":
                         yield TextDelta(text=event.text)
                     elif event.type == "thinking":

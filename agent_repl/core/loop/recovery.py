@@ -51,7 +51,8 @@ async def recover(
         text = f"{text.rstrip('.')}; gave up after {state.stream_retries} retries."
     error = await session.append(SystemMessage(subtype="api_error", content=text, level="error"))
     yield SystemMessageEvent(message=error)
-    yield ErrorEvent(message=error.content, recoverable=True)
+    status = getattr(exc, "status_code", None)
+    yield ErrorEvent(message=error.content, recoverable=True, api_status=status if isinstance(status, int) else None)
     out.decide(End("error"))
 
 

@@ -76,6 +76,8 @@ class StreamEvent(_Event):
 
     kind: Literal["stream_event"] = "stream_event"
     event: dict[str, Any]
+    # On `message_start`: milliseconds from sending the request to this first event.
+    ttft_ms: int | None = None
 
 
 class ThinkingDelta(_Event):
@@ -184,6 +186,8 @@ class ErrorEvent(_Event):
     kind: Literal["error"] = "error"
     message: str
     recoverable: bool = True
+    # The HTTP status of the API call that failed, when an API call did.
+    api_status: int | None = None
 
 
 # "refusal": the model declined (stop_reason refusal); the refused reply left the model's view.

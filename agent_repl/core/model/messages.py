@@ -150,6 +150,14 @@ class Usage(BaseModel):
     ephemeral_5m_input_tokens: int = 0
     ephemeral_1h_input_tokens: int = 0
     cache_deleted_input_tokens: int = 0
+    # Output tokens spent thinking, and the server tools' calls (`server_tool_use`), as reported.
+    thinking_tokens: int = 0
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
+    # How the response was served, as reported (the latest response's, in a sum).
+    service_tier: str | None = None
+    inference_geo: str | None = None
+    speed: str | None = None
 
     def total_input(self) -> int:
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
@@ -159,7 +167,11 @@ class Usage(BaseModel):
         return self.total_input() + self.output_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
+        def combined(name: str) -> Any:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            return mine + theirs if isinstance(mine, int) else theirs if theirs is not None else mine
+
+        return Usage(**{name: combined(name) for name in Usage.model_fields})
 
 
 def new_uuid() -> str:
