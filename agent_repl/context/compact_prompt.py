@@ -7,8 +7,6 @@ models know what they are being asked.
 
 from __future__ import annotations
 
-import re
-
 # The markers are agent_repl.contract's: the emulator's offline models read them too.
 from agent_repl.contract import CONTINUATION_PREFIX, MEMORY_REQUEST_MARKER, SUMMARY_REQUEST_MARKER
 
@@ -70,16 +68,33 @@ def memory_request() -> str:
     return _MEMORY_INSTRUCTIONS.format(marker=MEMORY_REQUEST_MARKER, sections=_numbered_sections())
 
 
-_ANALYSIS = re.compile(r"<analysis>.*?</analysis>", re.DOTALL)
-_SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
+_ANALYSIS_OPEN, _ANALYSIS_CLOSE = "<analysis>", "</analysis>"
+_SUMMARY_OPEN, _SUMMARY_CLOSE = "<summary>", "</summary>"
+
+
+def _without_analysis(reply: str) -> str:
+    """The reply with its analysis section taken out: from the first `<analysis>` to the first
+    `</analysis>` after it (nothing is taken when the analysis is never closed)."""
+    start = reply.find(_ANALYSIS_OPEN)
+    end = reply.find(_ANALYSIS_CLOSE, start + len(_ANALYSIS_OPEN)) if start >= 0 else -1
+    if end < 0:
+        return reply
+    return reply[:start] + reply[end + len(_ANALYSIS_CLOSE) :]
 
 
 def extract_summary(reply: str) -> str:
-    """The summary without its analysis; the whole reply (minus analysis) when there are no tags."""
-    without_analysis = _ANALYSIS.sub("", reply)
-    match = _SUMMARY.search(without_analysis)
-    text = match.group(1) if match else without_analysis
-    return text.strip()
+    """The summary without its analysis; the whole reply (minus analysis) when there are no tags.
+
+    The summary runs from the first `<summary>` to the last `</summary>`: a summary may quote the
+    tag itself (a `<task-notification>`, an HTML `<details><summary>`), and the last closing tag
+    is the one that closes the section. A summary that was never closed runs to the end."""
+    text = _without_analysis(reply)
+    start = text.find(_SUMMARY_OPEN)
+    if start < 0:
+        return text.strip()
+    body = text[start + len(_SUMMARY_OPEN) :]
+    end = body.rfind(_SUMMARY_CLOSE)
+    return (body[:end] if end >= 0 else body).strip()
 
 
 def continuation_message(summary: str, transcript_path: str | None = None) -> str:
