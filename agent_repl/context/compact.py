@@ -49,10 +49,23 @@ from agent_repl.context.skill_reminders import skill_reminders
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import autocompact_threshold, scaled_amount
 from agent_repl.context.touched_files import touched_files_reminder
+from agent_repl.context.user_messages import (
+    choose_user_messages,
+    typed_texts,
+    user_messages_budget,
+    user_messages_reminder,
+)
 from agent_repl.core.api.deferred_tools import DISCOVERED_KEY, discovered_tools
 from agent_repl.core.api.failures import CUT_OFF_STOP_REASONS, CompactTrigger, is_request_too_large
 from agent_repl.core.loop.projection import Projection
-from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    CompactionBlock,
+    Message,
+    SystemMessage,
+    TextBlock,
+    UserMessage,
+)
 from agent_repl.core.model.todos import latest_todos, todo_reminder
 from agent_repl.transcript.records import CompactionUndoRecord
 
@@ -358,6 +371,7 @@ class Compactor:
             todo_reminder(latest_todos(view)),
             plan_reminder(latest_approved_plan(view)),
             touched_files_reminder(session.messages, kept) if state.config.list_touched_files else "",
+            _user_messages(session, state, kept, summary_message),
         )
         attachments = [UserMessage(content=text, is_meta=True) for text in standing if text]
         boundary = SystemMessage(
@@ -398,6 +412,26 @@ class Compactor:
         record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[m.uuid for m in outcome.new_messages])
         apply(self.pipeline.state, record)
         await session.append_record(record)
+
+
+def _summary_text(summary_message: Message) -> str:
+    if isinstance(summary_message, AssistantMessage):
+        return "\n".join(b.content or "" for b in summary_message.content if isinstance(b, CompactionBlock))
+    return summary_message.text() if isinstance(summary_message, UserMessage) else ""
+
+
+def _user_messages(session: ContextSession, state: PipelineState, kept: list[Message], summary_message: Message) -> str:
+    """The reminder of what the user typed in the session, outside the kept tail and the summary's quotes."""
+    transcript = str(getattr(session.sink, "path", "")) or None
+    skip = {m.uuid for m in kept} | set(state.rewound)
+    chosen, left_out = choose_user_messages(
+        typed_texts(session.messages, skip),
+        user_messages_budget(state.config.effective_window, state.config.user_messages_share),
+        lambda text: round(state.facts.text_tokens(text) * state.tokens.ratio),
+        quoted_in=_summary_text(summary_message),
+        transcript_path=transcript,
+    )
+    return user_messages_reminder(chosen, left_out, transcript)
 
 
 def _entry_bytes(entries: list[Message], state: PipelineState) -> int:

@@ -93,6 +93,9 @@ class PipelineConfig:
     reinject_share: float = 0.05
     # After a compaction, list the paths the earlier tool calls named (agent_repl.context.touched_files).
     list_touched_files: bool = True
+    # After a compaction, what the user typed is put back within this share of the window
+    # (agent_repl.context.user_messages); 0 puts back none.
+    user_messages_share: float = 0.05
     # The model's cache-read price relative to base input (its writes: 1.25x for 5 minutes, 2x for the hour).
     cache_read_multiplier: float = 0.1
     # Its output price relative to base input (what a summary costs to write).
