@@ -99,9 +99,12 @@ def init_line(session: Session) -> dict[str, Any]:
     from agent_repl.commands import default_registry
     from agent_repl.commands.project import memory_files
     from agent_repl.print_command import INTERACTIVE_ONLY
+    from agent_repl.tools.skill import SKILL_TOOL_NAME, Skill
 
     runner = getattr(session.tool_ports, "subagents", None)
     agents = sorted(runner.catalog.definitions) if runner is not None else []
+    skill_tool = session.tools.get(SKILL_TOOL_NAME)
+    skills = [skill.name for skill in skill_tool.catalog.sorted()] if isinstance(skill_tool, Skill) else []
     return {
         "type": "system",
         "subtype": "init",
@@ -120,6 +123,7 @@ def init_line(session: Session) -> dict[str, Any]:
         "slash_commands": [name.lstrip("/") for name in default_registry().complete("", session)],
         "terminal_slash_commands": sorted(INTERACTIVE_ONLY),
         "agents": agents,
+        "skills": skills,
         "apiKeySource": "ANTHROPIC_API_KEY" if session.settings.api_key else "none",
         "output_style": "default",
         "memory_paths": {"project": [str(path) for path in memory_files(session.cwd)]},
