@@ -80,7 +80,7 @@ def message_line(
         }
     if isinstance(event, ToolResultEvent):
         result = event.message
-        line = {
+        line: dict[str, Any] = {
             "type": "user",
             "uuid": result.uuid,
             **common,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from agent_repl.core.model.messages import Message, UserMessage
 
@@ -21,7 +22,7 @@ MIN_SHORTENED_TOKENS = 60
 LEFT_OUT_MARK = "[... {count:,} characters left out; the whole message is in the transcript{where} ...]"
 
 
-def is_typed(message: Message) -> bool:
+def is_typed(message: Message) -> TypeGuard[UserMessage]:
     """A message the user typed: not meta, not a summary, not tool results."""
     return (
         isinstance(message, UserMessage)

@@ -255,7 +255,7 @@ def clean_blocks(raw_blocks: list[Any], on_drop: OnDrop = _ignore) -> list[Any]:
 def usage_from_json(raw: dict[str, Any] | None) -> Usage | None:
     if raw is None:
         return None
-    values = {k: v for k, v in raw.items() if k in Usage.model_fields and isinstance(v, int)}
+    values: dict[str, Any] = {k: v for k, v in raw.items() if k in Usage.model_fields and isinstance(v, int)}
     nested = raw.get("cache_creation")
     if isinstance(nested, dict):
         for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"):
