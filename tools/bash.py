@@ -199,13 +199,13 @@ class BashDisplay(ToolDisplay):
 
 
 class Bash(Tool[BashArgs]):
-    name: ClassVar[str] = "Bash"
+    name = "Bash"
     display: ClassVar[ToolDisplay] = BashDisplay()
     args_model = BashArgs
     max_result_size_chars: ClassVar[int | None] = 30_000
     is_read_only: ClassVar[bool] = False
     microcompact_clearable: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "bash")
+    description = load_description(__file__, "bash")
 
     def __init__(self, *, progress_interval: float = 1.0, kill_grace_seconds: float = 2.0) -> None:
         self.progress_interval = progress_interval

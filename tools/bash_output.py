@@ -59,14 +59,14 @@ class BashOutputDisplay(ToolDisplay):
 
 
 class BashOutput(Tool[BashOutputArgs]):
-    name: ClassVar[str] = "BashOutput"
+    name = "BashOutput"
     display: ClassVar[ToolDisplay] = BashOutputDisplay()
     args_model = BashOutputArgs
     max_result_size_chars: ClassVar[int | None] = 30_000
     is_read_only: ClassVar[bool] = True
     # An old read is stale once the shell has written more.
     microcompact_clearable: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "bash_output")
+    description = load_description(__file__, "bash_output")
 
     async def run(self, args: BashOutputArgs, ctx: ToolContext) -> ToolOutput:
         shells = ctx.ports.shells

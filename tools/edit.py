@@ -208,10 +208,10 @@ class EditDisplay(FileChangeDisplay):
 
 
 class Edit(FileChangeTool[EditArgs]):
-    name: ClassVar[str] = "Edit"
+    name = "Edit"
     display: ClassVar[ToolDisplay] = EditDisplay()
     args_model = EditArgs
-    description: ClassVar[str] = load_description(__file__, "edit")
+    description = load_description(__file__, "edit")
 
     def plan(self, args: EditArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
         return plan_edit(args, ctx)

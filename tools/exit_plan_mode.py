@@ -27,10 +27,10 @@ class PlanDisplay(ToolDisplay):
 
 
 class ExitPlanMode(Tool[ExitPlanModeArgs]):
-    name: ClassVar[str] = "ExitPlanMode"
+    name = "ExitPlanMode"
     display: ClassVar[ToolDisplay] = PlanDisplay()
     args_model = ExitPlanModeArgs
-    description: ClassVar[str] = load_description(__file__, "exit_plan_mode")
+    description = load_description(__file__, "exit_plan_mode")
 
     async def prepare(self, args: ExitPlanModeArgs, ctx: ToolContext) -> ToolOutput | Any:
         return PlanProposal(args.plan)

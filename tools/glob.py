@@ -90,13 +90,13 @@ def _search(
 
 
 class Glob(Tool[GlobArgs]):
-    name: ClassVar[str] = "Glob"
+    name = "Glob"
     display: ClassVar[ToolDisplay] = FoundDisplay()
     args_model = GlobArgs
     max_result_size_chars: ClassVar[int | None] = 100_000
     is_read_only: ClassVar[bool] = True
     microcompact_clearable: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "glob")
+    description = load_description(__file__, "glob")
 
     def __init__(self, *, time_limit_seconds: float = TIME_LIMIT_SECONDS) -> None:
         self.time_limit_seconds = time_limit_seconds

@@ -136,13 +136,13 @@ class _RgRun:
 
 
 class Grep(Tool[GrepArgs]):
-    name: ClassVar[str] = "Grep"
+    name = "Grep"
     display: ClassVar[ToolDisplay] = FoundDisplay()
     args_model = GrepArgs
     max_result_size_chars: ClassVar[int | None] = 20_000
     is_read_only: ClassVar[bool] = True
     microcompact_clearable: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "grep")
+    description = load_description(__file__, "grep")
 
     def __init__(self, *, time_limit_seconds: float = TIME_LIMIT_SECONDS) -> None:
         self.time_limit_seconds = time_limit_seconds

@@ -24,12 +24,12 @@ class KillShellDisplay(ToolDisplay):
 
 
 class KillShell(Tool[KillShellArgs]):
-    name: ClassVar[str] = "KillShell"
+    name = "KillShell"
     display: ClassVar[ToolDisplay] = KillShellDisplay()
     args_model = KillShellArgs
     # It only stops a command the session itself started in the background: nothing to ask.
     is_read_only: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "kill_shell")
+    description = load_description(__file__, "kill_shell")
 
     async def run(self, args: KillShellArgs, ctx: ToolContext) -> ToolOutput:
         shells = ctx.ports.shells

@@ -154,13 +154,13 @@ class ReadDisplay(ToolDisplay):
 
 
 class Read(Tool[ReadArgs]):
-    name: ClassVar[str] = "Read"
+    name = "Read"
     display: ClassVar[ToolDisplay] = ReadDisplay()
     args_model = ReadArgs
     max_result_size_chars: ClassVar[int | None] = None
     is_read_only: ClassVar[bool] = True
     microcompact_clearable: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "read")
+    description = load_description(__file__, "read")
 
     def permission_request(self, args: ReadArgs, ctx: ToolContext) -> PermissionRequest | None:
         if not os.path.isabs(args.file_path):

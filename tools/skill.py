@@ -145,7 +145,7 @@ class SkillDisplay(ToolDisplay):
 
 
 class Skill(Tool[SkillArgs]):
-    name: ClassVar[str] = SKILL_TOOL_NAME
+    name = SKILL_TOOL_NAME
     args_model = SkillArgs
     is_read_only: ClassVar[bool] = True
     display: ClassVar[ToolDisplay] = SkillDisplay()
@@ -153,7 +153,7 @@ class Skill(Tool[SkillArgs]):
     def __init__(self, catalog: SkillCatalog) -> None:
         self.catalog = catalog
         listing = skill_listing(catalog) or "(none)"
-        self.description = f"{load_description(__file__, 'skill')}\n\n<available_skills>\n{listing}\n</available_skills>"  # type: ignore[misc]
+        self.description = f"{load_description(__file__, 'skill')}\n\n<available_skills>\n{listing}\n</available_skills>"
 
     async def run(self, args: SkillArgs, ctx: ToolContext) -> ToolOutput:
         name = args.skill.strip().lstrip("/")

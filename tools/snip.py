@@ -32,11 +32,11 @@ class SnipArgs(ToolArgs):
 
 
 class Snip(Tool[SnipArgs]):
-    name: ClassVar[str] = "Snip"
+    name = "Snip"
     args_model = SnipArgs
     # It changes only what the model will see, never a file, so it needs no permission.
     is_read_only: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "snip")
+    description = load_description(__file__, "snip")
 
     async def run(self, args: SnipArgs, ctx: ToolContext) -> ToolOutput:
         snip = ctx.ports.snip

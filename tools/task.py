@@ -40,7 +40,7 @@ class TaskDisplay(ToolDisplay):
 
 
 class Task(Tool[TaskArgs]):
-    name: ClassVar[str] = TASK_TOOL_NAME
+    name = TASK_TOOL_NAME
     display: ClassVar[ToolDisplay] = TaskDisplay()
     args_model = TaskArgs
     # It changes nothing itself (its sub-agent's tools ask for themselves), so several run at once.
@@ -51,7 +51,7 @@ class Task(Tool[TaskArgs]):
     )
 
     def __init__(self, agent_types: str) -> None:
-        self.description = f"{load_description(__file__, 'task')}\n\nAgent types:\n{agent_types}"  # type: ignore[misc]
+        self.description = f"{load_description(__file__, 'task')}\n\nAgent types:\n{agent_types}"
 
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolOutput:
         starter = ctx.ports.subagents

@@ -35,11 +35,11 @@ class TodoWriteDisplay(ToolDisplay):
 
 
 class TodoWrite(Tool[TodoWriteArgs]):
-    name: ClassVar[str] = "TodoWrite"
+    name = "TodoWrite"
     display: ClassVar[ToolDisplay] = TodoWriteDisplay()
     args_model = TodoWriteArgs
     is_read_only: ClassVar[bool] = True
-    description: ClassVar[str] = load_description(__file__, "todo_write")
+    description = load_description(__file__, "todo_write")
 
     async def run(self, args: TodoWriteArgs, ctx: ToolContext) -> ToolOutput:
         old = [dict(t) for t in ctx.state.get(TODOS_STATE_KEY) or []]

@@ -52,7 +52,7 @@ def _parameter_text(schema: dict[str, Any]) -> str:
 
 
 class ToolSearch(Tool[ToolSearchArgs]):
-    name: ClassVar[str] = TOOL_SEARCH_NAME
+    name = TOOL_SEARCH_NAME
     args_model = ToolSearchArgs
     # It reads only its own catalog.
     is_read_only: ClassVar[bool] = True
@@ -60,7 +60,7 @@ class ToolSearch(Tool[ToolSearchArgs]):
     def __init__(self, deferred: list[Tool]) -> None:
         self.catalog = {tool.name: tool for tool in sorted(deferred, key=lambda t: t.name)}
         names = "\n".join(self.catalog)
-        self.description = f"{load_description(__file__, 'tool_search')}\n\nDeferred tools:\n{names}"  # type: ignore[misc]
+        self.description = f"{load_description(__file__, 'tool_search')}\n\nDeferred tools:\n{names}"
         self._index = {
             name: (
                 _words(name.replace("_", " ")),

@@ -71,10 +71,10 @@ class WriteDisplay(FileChangeDisplay):
 
 
 class Write(FileChangeTool[WriteArgs]):
-    name: ClassVar[str] = "Write"
+    name = "Write"
     display: ClassVar[ToolDisplay] = WriteDisplay()
     args_model = WriteArgs
-    description: ClassVar[str] = load_description(__file__, "write")
+    description = load_description(__file__, "write")
 
     def plan(self, args: WriteArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
         return plan_write(args, ctx)

@@ -55,11 +55,11 @@ class McpTool(Tool[McpArgs]):
     def __init__(self, connection: McpConnection, info: McpToolInfo) -> None:
         self.connection = connection
         self.server_tool = info.name
-        self.name = mcp_tool_name(connection.name, info.name)  # type: ignore[misc]
+        self.name = mcp_tool_name(connection.name, info.name)
         description = (info.description or info.title or "").strip()
         if len(description) > MAX_DESCRIPTION_CHARS:
             description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
-        self.description = description  # type: ignore[misc]
+        self.description = description
         self.input_schema = _schema(info.input_schema)
 
     def api_schema(self) -> dict[str, Any]:

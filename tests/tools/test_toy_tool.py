@@ -35,9 +35,9 @@ class CountWordsDisplay(ToolDisplay):
 
 
 class CountWords(Tool[CountWordsArgs]):
-    name: ClassVar[str] = "CountWords"
+    name = "CountWords"
     args_model = CountWordsArgs
-    description: ClassVar[str] = "Count the words of a text."
+    description = "Count the words of a text."
     is_read_only: ClassVar[bool] = True
     display: ClassVar[ToolDisplay] = CountWordsDisplay()
 

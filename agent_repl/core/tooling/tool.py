@@ -137,7 +137,8 @@ class Tool(Generic[Args]):
     (`parse_args`) before `prepare`, `permission_request` and `run` see it.
     """
 
-    name: ClassVar[str]
+    # Set on each subclass; a tool made at run time (an MCP server's) names itself per instance.
+    name: str
     # A plain class attribute (a ClassVar cannot name the type variable); set on each subclass.
     args_model: type[Args]
     # None means unlimited (Read: reading is how persisted output comes back).
@@ -149,8 +150,9 @@ class Tool(Generic[Args]):
     kept_when_persisted: ClassVar[frozenset[str]] = frozenset()
     # Changes files (Edit, Write): asked with the diff shown, run without asking in acceptEdits.
     edits_files: ClassVar[bool] = False
-    # The model-facing description; subclasses load it from their sibling .md file.
-    description: ClassVar[str] = ""
+    # The model-facing description; subclasses load it from their sibling .md file (a tool whose
+    # description lists what the session holds, such as Task's agent types, sets it per instance).
+    description: str = ""
     # How the screen shows a call: headline, result summary, body kind (`display.ToolDisplay`).
     display: ClassVar[ToolDisplay] = DEFAULT_DISPLAY
 
