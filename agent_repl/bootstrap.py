@@ -45,6 +45,7 @@ from agent_repl.core.permissions.rules import ApprovalCallback
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool
 from agent_repl.mcp.config import held_back_servers, project_servers_trusted
+from agent_repl.mcp.connection import McpConnection
 from agent_repl.mcp.manager import McpManager
 from agent_repl.session import Session
 from agent_repl.tools import builtin_tools
@@ -152,8 +153,10 @@ async def open_session(
     ask: ApprovalCallback | None = None,
     clock: Callable[[], datetime] = utc_now,
     tools: list[Tool] | None = None,
+    mcp_extra: Callable[[Path], list[McpConnection]] | None = None,
 ) -> Session:
-    """`tools` replaces the built-in tools (the replay benchmark passes tools that return recorded output)."""
+    """`tools` replaces the built-in tools (the replay benchmark passes tools that return recorded output).
+    `mcp_extra`: MCP servers a front end reaches its own way (given the folder for their logs)."""
     cwd = cwd.resolve()
     history: list[Message] = []
     owned, lock, notices = _claim(settings.home, cwd, resume)
@@ -189,7 +192,8 @@ async def open_session(
     # What the endpoint said of its models in an earlier session (read from disk, never the network).
     catalog = ModelCatalog.on_disk(settings.home, settings.base_url)
     window = settings.context_window or catalog.info(settings.model).context_window
-    mcp = await McpManager.start(settings, cwd, paths.session_dir / "mcp-logs")
+    log_dir = paths.session_dir / "mcp-logs"
+    mcp = await McpManager.start(settings, cwd, log_dir, extra=mcp_extra(log_dir) if mcp_extra else ())
     tools, deferred = with_mcp_tools(settings, tools, mcp, window)
     agents = load_catalog(
         settings.home, cwd, project_trusted=project_servers_trusted(settings),

@@ -273,9 +273,15 @@ def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -
 
 
 def _stream_json_input(launch: LaunchPlan, cwd: Path, args: argparse.Namespace) -> int:
-    """An Agent SDK's transport: messages and control requests as JSON lines on stdin."""
-    print("agent-repl: --input-format stream-json is not available in this build", file=sys.stderr)
-    return 2
+    """An Agent SDK's transport: messages and control requests as JSON lines on stdin, served
+    until stdin closes (agent_repl.sdk)."""
+    from agent_repl.sdk import run_sdk_session
+
+    return asyncio.run(
+        run_sdk_session(
+            launch.settings, cwd, launch.resume, max_turns=args.max_turns, ask_sdk=args.permission_prompt_tool == "stdio"
+        )
+    )
 
 
 async def _print_mode(settings: Any, cwd: Path, resume: Any, prompt: str, args: argparse.Namespace) -> int:

@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input-format", choices=["text", "stream-json"], default="text",
                    help="stream-json: user messages and control requests as JSON lines on stdin (an Agent SDK's "
                         "transport); implies print mode and needs --output-format stream-json")
+    p.add_argument("--permission-prompt-tool", choices=["stdio"], default=None,
+                   help="stdio: with --input-format stream-json, ask the program on stdin what no rule decides "
+                        "(its can_use_tool callback)")
     p.add_argument("--verbose", action="store_true",
                    help="needed with --output-format stream-json (every message is printed), as Claude Code asks")
     p.add_argument("--include-partial-messages", action="store_true",
@@ -199,6 +202,8 @@ def check_combinations(args: argparse.Namespace) -> None:
         raise FlagError("--output-format stream-json needs --verbose")
     if args.input_format == "stream-json" and args.output_format != "stream-json":
         raise FlagError("--input-format stream-json needs --output-format stream-json")
+    if args.permission_prompt_tool and args.input_format != "stream-json":
+        raise FlagError("--permission-prompt-tool stdio needs --input-format stream-json (someone to ask on stdin)")
     if args.fork_session and not (args.continue_latest or args.resume is not None):
         raise FlagError("--fork-session goes with --resume or --continue")
     if args.session_id and (args.continue_latest or args.resume is not None) and not args.fork_session:

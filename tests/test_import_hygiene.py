@@ -15,6 +15,7 @@ HEADLESS = [
     "agent_repl.transcript.writer",
     "agent_repl.bootstrap",
     "agent_repl.print_mode",
+    "agent_repl.sdk",
     "agent_repl.commands",
     "agent_repl.commands.builtin",
     "agent_repl.emulator.server",

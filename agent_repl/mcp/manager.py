@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,12 +89,14 @@ class McpManager:
         log_dir: Path,
         environ: dict[str, str] | None = None,
         specs: list[McpServerSpec] | None = None,
+        extra: Sequence[McpConnection] = (),
     ) -> McpManager | None:
-        """Connect every configured server; None when there are none and nothing to report."""
+        """Connect every configured server, and `extra` ones a front end made (an SDK program's own);
+        None when there are none and nothing to report."""
         problems: list[str] = []
         if specs is None:
             specs, problems = configured_servers(settings, cwd)
-        if not specs and not problems:
+        if not specs and not problems and not extra:
             return None
         environ = dict(os.environ) if environ is None else environ
         sdk_log = capture_sdk_logs(log_dir / "sdk.log")
@@ -109,6 +112,7 @@ class McpManager:
             )
             for spec in specs
         ]
+        connections.extend(extra)
         await asyncio.gather(*(c.start() for c in connections))
         manager = cls(connections, problems, sdk_log)
         manager.tools = manager._collect_tools()

@@ -79,6 +79,9 @@ class ConfiguredHook:
     command: str
     timeout: float
     source: Literal["user", "project"]
+    # A `callback` hook is answered by the program driving the agent (the Agent SDK); `command`
+    # then names its callback.
+    kind: Literal["command", "callback"] = "command"
 
     @property
     def name(self) -> str:

@@ -17,7 +17,7 @@ import os
 import signal
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,8 @@ class HookRunner:
     last_runs: dict[ConfiguredHook, HookRun] = field(default_factory=dict)
     # Hooks run without waiting for them (Notification), kept until they finish.
     background: set[asyncio.Task[None]] = field(default_factory=set)
+    # Answers the `callback` hooks: the event's input in, the hook's JSON output back.
+    call_back: Callable[[ConfiguredHook, dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
 
     def matching(self, event: str, value: str | None = None) -> list[ConfiguredHook]:
         return [h for h in self.hooks if h.event == event and matches(h.matcher, value)]
@@ -79,6 +81,8 @@ class HookRunner:
         return outcome
 
     async def _run_one(self, hook: ConfiguredHook, data: bytes) -> HookRun:
+        if hook.kind == "callback":
+            return await self._call_back(hook, data)
         env = child_environment(self.scrubbed_env | credential_names())
         env["CLAUDE_PROJECT_DIR"] = str(self.cwd)
         started = time.monotonic()
@@ -111,6 +115,21 @@ class HookRunner:
             if problem:
                 run.error = problem
         return replace(run, stdout=self._limit(stdout), stderr=self._limit(stderr))
+
+    async def _call_back(self, hook: ConfiguredHook, data: bytes) -> HookRun:
+        if self.call_back is None:
+            return HookRun(hook, None, error="nobody answers this callback hook")
+        started = time.monotonic()
+        try:
+            answer = await asyncio.wait_for(self.call_back(hook, json.loads(data)), timeout=hook.timeout)
+        except TimeoutError:
+            return HookRun(hook, None, duration_ms=_ms(started), error=f"timed out after {hook.timeout:g} s")
+        except Exception as exc:  # the program's callback failed: a failure like a command's
+            return HookRun(hook, None, duration_ms=_ms(started), error=f"the callback failed: {exc}")
+        stdout = self.redactor.text(json.dumps(answer, ensure_ascii=False))
+        run = HookRun(hook, 0, stdout, "", _ms(started))
+        run.output, run.error = parse_output(stdout)
+        return replace(run, stdout=self._limit(stdout))
 
     def _limit(self, text: str) -> str:
         if len(text) <= HOOK_OUTPUT_LIMIT or self.output_dir is None:

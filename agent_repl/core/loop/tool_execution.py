@@ -157,7 +157,9 @@ async def _run_one(
             return ToolCallOutcome(tool_use, ToolOutput.error(text, summary=f"denied by a hook: {tool.name}"), hooks=said)
     hook = pre.permission if pre is not None and pre.permission in ("allow", "ask") else None
     hook_reason = pre.permission_reason if pre is not None else ""
-    approver = Approver(runtime.permissions, _notifying(runtime), runtime.mode, runtime.sandbox)
+    approver = Approver(
+        runtime.permissions, _notifying(runtime), runtime.mode, runtime.sandbox, tool_use.input, tool_use.id
+    )
     if not tool.is_read_only:
         try:
             preview = await tool.prepare(parsed, ctx)
@@ -173,6 +175,11 @@ async def _run_one(
         denied = await approver.approve_read(request, hook, hook_reason)
         if denied is not None:
             return ToolCallOutcome(tool_use, denied, hooks=said)
+    if approver.updated_input is not None:  # the one who allowed the call changed its input
+        parsed = tool.parse_args(approver.updated_input)
+        if isinstance(parsed, ToolOutput):
+            return ToolCallOutcome(tool_use, parsed, hooks=said)
+        fields["tool_input"] = approver.updated_input
     if cancelled.is_set():
         return ToolCallOutcome(tool_use, ToolOutput.error(INTERRUPTED_BY_USER), hooks=said)
     try:

@@ -64,6 +64,9 @@ class PermissionRequest:
     reason: str = ""
     # Bash asked to run outside the OS sandbox (`dangerouslyDisableSandbox`): always asked, never saved.
     unsandboxed: bool = False
+    # The call as the model wrote it, for a front end that shows or answers with the whole input.
+    tool_input: dict[str, Any] | None = None
+    tool_use_id: str = ""
 
     def always_rule(self) -> str | None:
         """The rules "always allow" saves, as one line for a dialog; None when it is not offered."""
@@ -76,6 +79,8 @@ class Answer:
 
     decision: Decision
     feedback: str = ""
+    # A "yes" may change the call: the tool runs with this input instead of the model's.
+    updated_input: dict[str, Any] | None = None
 
 
 def as_answer(value: Decision | Answer) -> Answer:
@@ -191,7 +196,7 @@ class PermissionPolicy:
                                                  reason=evaluation.reason)))  # fmt: skip
             if answer.decision is Decision.ALLOW_ALWAYS:
                 if not evaluation.always_rules:
-                    return Answer(Decision.ALLOW_ONCE, answer.feedback)
+                    return replace(answer, decision=Decision.ALLOW_ONCE)
                 for rule in evaluation.always_rules:
                     self.add_allow(rule)
         return answer

@@ -11,6 +11,9 @@
 
 A "no" may carry the user's words for the model. With nobody to ask (print mode), the call is denied.
 
+An answer may carry an updated input (a program driving the agent rewrote the call): the
+approver keeps it in `updated_input` and the call runs with it.
+
 A PreToolUse hook's decision comes before the rules' and the mode's: "ask" asks the user even
 where a rule or acceptEdits would allow; "allow" spares the question, but never overrides a
 deny rule (one that may apply is asked) or plan mode. ("deny" never gets here.)
@@ -53,6 +56,14 @@ class Approver:
     ask: ApprovalCallback | None
     mode: ModeHolder
     sandbox: Sandbox | None = None
+    # The call being decided, passed on to whoever is asked.
+    tool_input: dict[str, Any] | None = None
+    tool_use_id: str = ""
+    # Set when an allowing answer replaced the call's input.
+    updated_input: dict[str, Any] | None = None
+
+    def _about_call(self, request: PermissionRequest) -> PermissionRequest:
+        return replace(request, tool_input=self.tool_input, tool_use_id=self.tool_use_id)
 
     async def approve(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, preview: Any, hook: HookDecision = None, hook_reason: str = ""
@@ -61,7 +72,7 @@ class Approver:
         asked = tool.permission_request(args, ctx)
         if asked is None and hook != "ask":
             return None
-        request = replace(asked or PermissionRequest(tool_name=tool.name, key=""), preview=preview)
+        request = self._about_call(replace(asked or PermissionRequest(tool_name=tool.name, key=""), preview=preview))
         mode = self.mode.mode
         if tool.name == EXIT_PLAN_MODE:
             return await self._plan_exit(request)
@@ -89,6 +100,7 @@ class Approver:
         self, request: PermissionRequest, hook: HookDecision = None, hook_reason: str = ""
     ) -> ToolOutput | None:
         """A reading tool's path: inside the project it runs, outside it is asked (denied with nobody to ask)."""
+        request = self._about_call(request)
         if hook is not None:
             return self._refused(request, await self._hooked(request, hook, hook_reason))
         try:
@@ -99,6 +111,7 @@ class Approver:
 
     def _refused(self, request: PermissionRequest, answer: Answer) -> ToolOutput | None:
         if answer.decision is not Decision.DENY:
+            self.updated_input = answer.updated_input
             return None
         what = f" with {request.key!r}" if request.key else ""
         text = denied_text(request.tool_name, what, answer.feedback)
@@ -129,7 +142,7 @@ class Approver:
         why = protected or why  # a hook's "allow" never spares the question for a protected path
         answer = await self._ask(replace(request, reason=why or "a PreToolUse hook asks"))
         # Asked because a hook said so: an "always" answer is this once (no rule to save).
-        return Answer(Decision.ALLOW_ONCE, answer.feedback) if answer.decision is Decision.ALLOW_ALWAYS else answer
+        return replace(answer, decision=Decision.ALLOW_ONCE) if answer.decision is Decision.ALLOW_ALWAYS else answer
 
     def _auto_allow_problem(self, request: PermissionRequest) -> str | None:
         """Auto-allow mode: None when a sandboxed command may run unasked, else why it is asked
@@ -147,7 +160,7 @@ class Approver:
         if ruled.decision is Decision.DENY:
             return Answer(Decision.DENY)
         answer = await self._ask(replace(request, reason="the model asks to run this OUTSIDE the sandbox", always_rules=()))
-        return Answer(Decision.ALLOW_ONCE, answer.feedback) if answer.decision is Decision.ALLOW_ALWAYS else answer
+        return replace(answer, decision=Decision.ALLOW_ONCE) if answer.decision is Decision.ALLOW_ALWAYS else answer
 
     async def _ask(self, request: PermissionRequest) -> Answer:
         if self.ask is None:
@@ -168,7 +181,7 @@ class Approver:
         answer = await self._ask(replace(request, reason=protected) if protected else request)
         if answer.decision is Decision.ALLOW_ALWAYS:
             if outside or protected:  # asked every time: "always" is this once
-                return Answer(Decision.ALLOW_ONCE, answer.feedback)
+                return replace(answer, decision=Decision.ALLOW_ONCE)
             self.mode.set(PermissionMode.ACCEPT_EDITS)
         return answer
 
