@@ -20,7 +20,8 @@ from agent_repl.core.config.settings import Settings
 from agent_repl.core.model.events import ErrorEvent, ToolResultEvent, ToolUseStarted, TurnEnded
 from agent_repl.core.model.messages import new_uuid
 from agent_repl.mcp.connection import McpConnection
-from agent_repl.print_mode import init_line, message_line, result_object
+from agent_repl.print_fields import RunFacts, init_line
+from agent_repl.print_mode import message_line, result_object
 from agent_repl.sdk.control import ControlHandlers
 from agent_repl.sdk.mcp_servers import SdkMcpConnection
 from agent_repl.sdk.permissions import SdkPermissions
@@ -93,11 +94,15 @@ class SdkSession:
         errors: list[str] = []
         inputs: dict[str, dict[str, Any]] = {}
         denials: list[dict[str, Any]] = []
+        facts = RunFacts()
+        api_error_status: int | None = None
         async for event in session.run_turn(prompt, max_turns=self.max_turns):
+            facts.see(event)
             if isinstance(event, TurnEnded):
                 ended = event
             elif isinstance(event, ErrorEvent):
                 errors.append(event.message)
+                api_error_status = event.api_status or api_error_status
             elif isinstance(event, ToolUseStarted):
                 inputs[event.tool_use_id] = event.input
             elif isinstance(event, ToolResultEvent) and event.denied:
@@ -108,11 +113,11 @@ class SdkSession:
                         "tool_input": inputs.get(event.tool_use_id, {}),
                     }
                 )
-            out = message_line(event, session.session_id, session.thinking_display)
+            out = message_line(event, session.session_id, session.thinking_display, facts)
             if out is not None:
                 self.wire.send(out)
         duration = int((time.monotonic() - started) * 1000)
-        self.wire.send(result_object(session, ended, errors, duration, denials))
+        self.wire.send(result_object(session, ended, errors, duration, denials, facts, api_error_status))
 
     def status_line(self) -> dict[str, Any]:
         assert self.session is not None and self.permissions is not None
