@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+from typing import Any, Protocol
 
 from agent_repl import __version__
 from agent_repl.sdk.hooks import register_hooks
+from agent_repl.sdk.permissions import SdkPermissions
+from agent_repl.sdk.wire import Wire
+from agent_repl.session import Session
 
-if TYPE_CHECKING:
-    from agent_repl.sdk.engine import SdkSession
+
+class SdkState(Protocol):
+    """What the handlers read and change of the running SDK session (agent_repl.sdk.engine)."""
+
+    wire: Wire
+    ready: asyncio.Event
+    session: Session | None
+    permissions: SdkPermissions | None
+
+    def status_line(self) -> dict[str, Any]: ...
 
 
 class UnsupportedRequest(Exception):
@@ -16,7 +28,7 @@ class UnsupportedRequest(Exception):
 
 
 class ControlHandlers:
-    def __init__(self, sdk: SdkSession) -> None:
+    def __init__(self, sdk: SdkState) -> None:
         self.sdk = sdk
 
     async def handle(self, body: dict[str, Any]) -> dict[str, Any]:
