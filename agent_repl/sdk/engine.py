@@ -76,7 +76,8 @@ class SdkSession:
 
     def _handle(self, item: dict[str, Any]) -> None:
         request_id = str(item.get("request_id"))
-        body = item.get("request") if isinstance(item.get("request"), dict) else {}
+        request = item.get("request")
+        body: dict[str, Any] = request if isinstance(request, dict) else {}
         task = asyncio.create_task(self.wire.respond(request_id, lambda: self.controls.handle(body)))
         self.handling[request_id] = task
         task.add_done_callback(lambda _t: self.handling.pop(request_id, None))
