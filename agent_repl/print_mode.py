@@ -275,6 +275,8 @@ def _print_command(
         result = _result(session, subtype, duration_ms, 0, [], errors=[outcome.text], local_command=outcome.name)
     else:
         result = _result(session, subtype, duration_ms, 0, [], result=outcome.text, local_command=outcome.name)
+    # No turn ran: no reply to have stopped, no loop to have ended (null, as Claude Code says then).
+    result.update({"stop_reason": None, "terminal_reason": None, "api_error_status": None})
     if output_format == "text":
         if outcome.is_error:
             print(f"agent-repl: {show_controls(outcome.text)}", file=err)
