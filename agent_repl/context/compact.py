@@ -140,6 +140,8 @@ class Compactor:
         self.pipeline = pipeline
         self.summary_max_tokens = summary_max_tokens
         self.consecutive_failures = 0
+        # What this session's last summary reply took (output tokens): the room the next one needs.
+        self.summary_output_tokens = 0
         self.disabled = False
         self._breaker_reported = False
 
@@ -289,6 +291,8 @@ class Compactor:
                 return shrink_by_bytes(wire, session.tool_results_dir, byte_budget)
 
             transform = within_budget
+        else:
+            transform = self._room_for_the_summary(view, tokens_before, cut, question)
 
         for attempt in range(MAX_PTL_RETRIES + 1):
             too_large = False
@@ -306,6 +310,7 @@ class Compactor:
                 gap = prompt_too_long_gap(exc)
             else:
                 if response.stop_reason not in CUT_OFF_STOP_REASONS:
+                    self.summary_output_tokens = response.usage.output_tokens
                     text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
                     summary = extract_summary(text)
                     if not summary:
@@ -324,6 +329,8 @@ class Compactor:
                 # had not reached yet, such as the later user messages: make room and ask again.
                 if attempt == MAX_PTL_RETRIES:
                     raise CompactionError(f"the summary was cut off ({response.stop_reason}) every time")
+                # It needs more than it had: the next compaction leaves it more from the start.
+                self.summary_output_tokens = max(self.summary_output_tokens, response.usage.output_tokens * 3 // 2)
                 gap = None
             previous = transform
 
@@ -340,6 +347,31 @@ class Compactor:
             transform = smaller
 
         raise CompactionError("unreachable")
+
+    def summary_room(self) -> int:
+        """The tokens a summary request leaves for the reply: the window's reserve for it, or what
+        the last summary of this session took when that was more."""
+        config = self.pipeline.state.config
+        return max(config.context_window - config.effective_window, self.summary_output_tokens)
+
+    def _room_for_the_summary(
+        self, view: list[Message], tokens_before: int, cut: Message | None, question: str
+    ) -> WireTransform | None:
+        """Drop the oldest rounds before the first summary request when its input and the reply it
+        needs would not both fit in the window, instead of asking twice (a reply cut off at the
+        window's edge is asked again with room)."""
+        state = self.pipeline.state
+        unsent = estimate_messages(view[view.index(cut) :], state) if cut is not None else 0
+        asked = tokens_before - unsent + round(state.facts.text_tokens(question) * state.tokens.ratio)
+        gap = asked + self.summary_room() - state.config.context_window
+        if gap <= 0:
+            return None
+        margin = round(gap * 1.5) + state.config.effective_window // 100
+
+        def with_room(wire: Wire) -> Wire:
+            return drop_oldest_rounds(wire, margin, lambda m: _wire_tokens(m, state))
+
+        return with_room
 
     @staticmethod
     def _summary_entry(session: ContextSession, summary: str) -> UserMessage:
