@@ -174,3 +174,42 @@ def plan_reminder(plan: str) -> str:
         "<system-reminder>\nThe plan the user approved before the conversation was compacted (carry on "
         f"with it):\n{plan.strip()}\n</system-reminder>"
     )
+
+
+MAX_ERROR_CHARS = 2_000
+
+
+def open_error(messages: list[Message]) -> tuple[str, str] | None:
+    """The newest failed tool call in `messages` (its tool's name and result text) when no later
+    call of that tool succeeded: the error still being worked on, or None."""
+    names: dict[str, str] = {}
+    latest: tuple[str, str] | None = None
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            names.update((use.id, use.name) for use in message.tool_uses())
+        elif isinstance(message, UserMessage):
+            for result in message.tool_results():
+                name = names.get(result.tool_use_id, "a tool")
+                if result.is_error and result.text().strip():
+                    latest = (name, result.text().strip())
+                elif latest is not None and latest[0] == name:
+                    latest = None
+    return latest
+
+
+def error_reminder(summarized: list[Message], kept: list[Message], summary: str) -> str:
+    """The error being worked on before the compaction point, unless the kept tail settles it or
+    the summary quotes it; long ones shortened in the middle."""
+    error = open_error([*summarized, *kept])
+    if error is None or open_error(kept) is not None:
+        return ""  # settled later, or the kept tail shows it verbatim
+    name, text = error
+    if " ".join(text.split()) in " ".join(summary.split()):
+        return ""
+    if len(text) > MAX_ERROR_CHARS:
+        head = MAX_ERROR_CHARS * 2 // 3
+        text = f"{text[:head]}\n[... {len(text) - MAX_ERROR_CHARS:,} characters left out ...]\n{text[-(MAX_ERROR_CHARS - head):]}"
+    return (
+        "<system-reminder>\nThe last error before the conversation was compacted, not yet resolved "
+        f"(from {name}):\n{text}\n</system-reminder>"
+    )

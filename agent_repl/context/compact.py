@@ -23,6 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from agent_repl.context.attachments import (
+    error_reminder,
     files_in,
     latest_approved_plan,
     plan_reminder,
@@ -403,6 +404,7 @@ class Compactor:
             todo_reminder(latest_todos(view)),
             plan_reminder(latest_approved_plan(view)),
             touched_files_reminder(session.messages, kept) if state.config.list_touched_files else "",
+            error_reminder(view[:kept_index], kept, _summary_text(summary_message)),
             _user_messages(session, state, kept, summary_message),
         )
         attachments = [UserMessage(content=text, is_meta=True) for text in standing if text]
