@@ -19,17 +19,27 @@ from agent_repl.core.model.messages import Message, UserMessage
 # The least a shortened message keeps (head and tail together), in tokens: below that a message
 # says too little to be worth its place, and the older ones are only counted.
 MIN_SHORTENED_TOKENS = 60
+# Records in the user's role that hold what a command printed or a background task reported
+# (Claude Code transcripts carry them so): not what the user said.
+NOT_TYPED_STARTS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<task-notification>",
+)
 LEFT_OUT_MARK = "[... {count:,} characters left out; the whole message is in the transcript{where} ...]"
 
 
 def is_typed(message: Message) -> TypeGuard[UserMessage]:
-    """A message the user typed: not meta, not a summary, not tool results."""
+    """A message the user typed: not meta, not a summary, not tool results nor a command's output."""
     return (
         isinstance(message, UserMessage)
         and not message.is_meta
         and not message.is_compact_summary
         and not message.is_tool_result()
-        and bool(message.text().strip())
+        and bool(text := message.text().strip())
+        and not text.startswith(NOT_TYPED_STARTS)
     )
 
 

@@ -66,6 +66,11 @@ def test_typed_texts_leave_out_meta_summaries_tool_results_and_skipped_entries()
         typed,
         UserMessage(content="summary", is_compact_summary=True),
         UserMessage(content=[{"type": "tool_result", "tool_use_id": "t1", "content": "out"}]),
+        UserMessage(content="<local-command-stdout>Compacted</local-command-stdout>"),
+        UserMessage(content="<bash-stdout>ok</bash-stdout><bash-stderr></bash-stderr>"),
+        UserMessage(content="<task-notification>\n<status>completed</status>\n</task-notification>"),
         skipped,
     ]
     assert typed_texts(history, {skipped.uuid}) == ["do the thing"]
+    slash = UserMessage(content="<command-name>/review</command-name>\n<command-args>parser.py</command-args>")
+    assert typed_texts([slash], set()) == [slash.text().strip()]  # a command the user typed counts
