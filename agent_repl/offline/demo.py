@@ -97,6 +97,9 @@ def describe_result(name: str, arguments: dict[str, Any], text: str, is_error: b
     return f"{name} returned {_plural(len(lines), 'line')}:\n{_excerpt(lines)}"
 
 
+_INTERRUPT_MARK = "[Request interrupted"
+
+
 def _latest_request(body: dict[str, Any]) -> str:
     """The last non-meta text the user typed in the final message."""
     history = messages(body)
@@ -107,6 +110,7 @@ def _latest_request(body: dict[str, Any]) -> str:
         for b in content_blocks(history[-1].get("content"))
         if b.get("type") == "text" and not is_meta_text(str(b.get("text", "")))
     ]
+    texts = [t for t in texts if t.strip() and not t.lstrip().startswith(_INTERRUPT_MARK)]
     return texts[-1].strip() if texts else ""
 
 
@@ -145,9 +149,11 @@ class DemoPolicy:
             key = request.conversation_key or request.request_index
             return file_step(body, prompt[0], change, tool_names(body), key)
         results = _pending_results(body)
-        if results:
-            return self._answer_from(results)
         text = _latest_request(body)
+        # A prompt typed after an interrupted or denied call shares the message with that call's
+        # result: the new prompt is what to answer, not the old result.
+        if results and not text:
+            return self._answer_from(results)
         intent = parse_intent(text, working_directory(body)) if text else None
         if intent is None:
             return Reply([text_block(f"I'm {NAME}, and I don't understand that request.\n\n{CAPABILITIES}")])

@@ -173,15 +173,25 @@ def test_the_demo_reads_then_edits_then_points_at_rewind() -> None:
     history = [
         prompt,
         {"role": "assistant", "content": first.content},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": read["id"], "content": "     1→# Demo"}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": read["id"], "content": "     1→# Demo"}],
+        },
     ]
     second = ask(history, FILE_TOOLS)
     [edit] = [b for b in second.content if b["type"] == "tool_use"]
     assert edit["name"] == "Edit"
-    assert edit["input"] == {"file_path": "/home/dev/project/README.md", "old_string": "Demo", "new_string": "Sample"}
+    assert edit["input"] == {
+        "file_path": "/home/dev/project/README.md",
+        "old_string": "Demo",
+        "new_string": "Sample",
+    }
     history += [
         {"role": "assistant", "content": second.content},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": edit["id"], "content": "updated"}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": edit["id"], "content": "updated"}],
+        },
     ]
     third = ask(history, FILE_TOOLS)
     assert third.stop_reason == "end_turn" and "/rewind" in third.content[0]["text"]
@@ -192,3 +202,56 @@ def test_the_demo_writes_a_new_file_directly() -> None:
     [write] = [b for b in reply.content if b["type"] == "tool_use"]
     assert write["name"] == "Write"
     assert write["input"] == {"file_path": "/home/dev/project/notes.txt", "content": "buy milk\n"}
+
+
+@pytest.mark.parametrize(
+    "result_text",
+    [
+        "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+        "Interrupted by user",
+    ],
+)
+def test_a_prompt_after_a_denied_or_interrupted_call_is_answered(result_text: str) -> None:
+    history = [
+        {"role": "user", "content": "run sleep 100"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "sleep 100"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": result_text, "is_error": True},
+                {"type": "text", "text": "[Request interrupted by user for tool use]"},
+                {"type": "text", "text": "run echo hi"},
+            ],
+        },
+    ]
+    reply = ask(history)
+    uses = [b for b in reply.content if b["type"] == "tool_use"]
+    assert [(u["name"], u["input"]) for u in uses] == [("Bash", {"command": "echo hi"})]
+    assert result_text not in "".join(b.get("text", "") for b in reply.content)
+
+
+def test_an_interrupt_mark_alone_still_reports_the_result() -> None:
+    history = [
+        {"role": "user", "content": "run sleep 100"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "sleep 100"}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "t1",
+                    "content": "Interrupted by user",
+                    "is_error": True,
+                },
+                {"type": "text", "text": "[Request interrupted by user for tool use]"},
+            ],
+        },
+    ]
+    reply = ask(history)
+    assert reply.stop_reason != "tool_use"
