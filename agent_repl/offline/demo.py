@@ -26,7 +26,7 @@ from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.offline.demo_edits import file_step, latest_prompt, parse_file_intent
 from agent_repl.offline.demo_intents import Intent, parse_intent, working_directory
 from agent_repl.offline.demo_web import describe_web_results, paused_with_results, web_call
-from agent_repl.offline.summary import is_meta_text
+from agent_repl.offline.summary import is_meta_text, quoted_in_earlier_summary
 
 NAME = "the offline demo model of agent-repl"
 CAPABILITIES = (
@@ -130,6 +130,30 @@ def _pending_results(body: dict[str, Any]) -> list[tuple[Block, Block | None]]:
     return [(result, uses.get(str(result.get("tool_use_id")))) for result in results]
 
 
+def _request_before_compaction(body: dict[str, Any]) -> str:
+    """The newest request a compaction summary in the final message quotes (a turn compacted midway)."""
+    history = messages(body)
+    if not history or history[-1].get("role") != "user":
+        return ""
+    for block in reversed(content_blocks(history[-1].get("content"))):
+        if block.get("type") == "text":
+            quotes = quoted_in_earlier_summary(strip_id_tag(str(block.get("text", ""))))
+            if quotes:
+                return quotes[-1].strip()
+    return ""
+
+
+def _after_compaction(request: str, cwd: str | None) -> str:
+    # Calling the tool again could repeat a change already made, so the demo says where it stands.
+    intent = parse_intent(request, cwd) or parse_file_intent(request, cwd)
+    if intent is None:
+        return f"The conversation was compacted; your last request was `{request}`, which I don't understand.\n\n{CAPABILITIES}"
+    return (
+        f"The conversation was compacted while I worked on `{request}`; its results are in the summary."
+        f" Ask again to have it done once more. ({NAME})"
+    )
+
+
 class DemoPolicy:
     def reply(self, request: PolicyRequest) -> Reply:
         body = request.body
@@ -154,6 +178,10 @@ class DemoPolicy:
         # result: the new prompt is what to answer, not the old result.
         if results and not text:
             return self._answer_from(results)
+        if not text:
+            resumed = _request_before_compaction(body)
+            if resumed:
+                return Reply([text_block(_after_compaction(resumed, working_directory(body)))])
         intent = parse_intent(text, working_directory(body)) if text else None
         if intent is None:
             return Reply([text_block(f"I'm {NAME}, and I don't understand that request.\n\n{CAPABILITIES}")])

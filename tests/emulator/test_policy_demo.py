@@ -255,3 +255,25 @@ def test_an_interrupt_mark_alone_still_reports_the_result() -> None:
     ]
     reply = ask(history)
     assert reply.stop_reason != "tool_use"
+
+
+def test_a_turn_compacted_midway_still_knows_its_request() -> None:
+    from agent_repl.contract import CONTINUATION_PREFIX
+
+    summary = (
+        f"{CONTINUATION_PREFIX} that ran out of context.\n\n1. Primary Request and Intent:\n   run echo hi\n\n"
+        "6. All User Messages:\n   - run echo hi\n\n7. Pending Tasks:\n   none"
+    )
+    reply = ask([{"role": "user", "content": summary}])
+    text = "".join(b.get("text", "") for b in reply.content)
+    assert "don't understand" not in text
+    assert "`run echo hi`" in text
+    followed = ask(
+        [
+            {"role": "user", "content": summary},
+            {"role": "assistant", "content": text},
+            {"role": "user", "content": "run echo hi"},
+        ]
+    )
+    uses = [b for b in followed.content if b["type"] == "tool_use"]
+    assert [(u["name"], u["input"]) for u in uses] == [("Bash", {"command": "echo hi"})]
