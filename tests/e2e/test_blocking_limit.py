@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent_repl.bootstrap import close_session, open_session
 from agent_repl.core.model.events import AssistantMessageEvent, ErrorEvent, TurnEnded
+from agent_repl.core.model.messages import UserMessage
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.server import EmulatorServer
 from tests.e2e.compaction_support import run, settings_for
@@ -15,7 +16,9 @@ async def test_a_request_over_the_blocking_limit_is_refused_without_a_call(tmp_p
     settings = settings_for(server, tmp_path, autocompact=False, context_window=50_000)
     session = await open_session(settings, tmp_path)
     try:
-        events = await run(session, "word " * 60_000)
+        # History already past the limit (one prompt that large would go as a saved file instead).
+        await session.append(UserMessage(content="word " * 60_000))
+        events = await run(session, "go on")
     finally:
         await close_session(session)
         server.stop()

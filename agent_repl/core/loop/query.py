@@ -35,6 +35,7 @@ from agent_repl.core.api.failures import (
 )
 from agent_repl.core.api.thinking_prefix import reply_prefixes
 from agent_repl.core.loop import hooks as loop_hooks
+from agent_repl.core.loop.big_prompt import attach_if_large
 from agent_repl.core.loop.compact import compact_now
 from agent_repl.core.loop.entries import with_entries
 from agent_repl.core.loop.projection import Block, Compact, Projection
@@ -131,7 +132,9 @@ def _ended(session: TurnSession, state: State, reason: TurnEndReason) -> TurnEnd
 
 
 @step
-async def _open_turn(out: Step[End | None], session: TurnSession, state: State, prompt: str) -> AsyncIterator[AgentEvent]:
+async def _open_turn(
+    out: Step[End | None], session: TurnSession, state: State, prompt: str
+) -> AsyncIterator[AgentEvent]:
     """Before the first request: SessionStart and UserPromptSubmit hooks, the prompt and what it
     mentions, the permission mode's reminder. The result ends the turn if a hook refused the prompt."""
     await session.ensure_started()
@@ -143,7 +146,9 @@ async def _open_turn(out: Step[End | None], session: TurnSession, state: State, 
     if submitted.result.blocked or submitted.result.stop_turn:
         out.decide(End("hook_stopped"))
         return
-    user_message = await session.append(UserMessage(content=prompt))
+    window = session.settings.context_window or session.model_info.context_window
+    sent = attach_if_large(prompt, window, getattr(session, "tool_results_dir", None))
+    user_message = await session.append(UserMessage(content=sent))
     state.prompt_uuid = user_message.uuid
     if session.file_history is not None:
         await session.file_history.start_prompt(user_message.uuid)
@@ -171,7 +176,9 @@ async def _announce_background(session: TurnSession) -> None:
 
 
 @step
-async def _one_pass(out: Step[PassDecision], session: TurnSession, state: State, max_turns: int | None) -> AsyncIterator[AgentEvent]:
+async def _one_pass(
+    out: Step[PassDecision], session: TurnSession, state: State, max_turns: int | None
+) -> AsyncIterator[AgentEvent]:
     """One request, and what its reply (or its failure) leads to."""
     context = _context_step(session, state)
     async for event in context:
@@ -211,7 +218,9 @@ async def _project(session: TurnSession) -> tuple[Projection, list[AgentEvent]]:
 
 
 @step
-async def _context_step(out: Step[Projection | End], session: TurnSession, state: State) -> AsyncIterator[AgentEvent]:
+async def _context_step(
+    out: Step[Projection | End], session: TurnSession, state: State
+) -> AsyncIterator[AgentEvent]:
     """The view for the next request, compacted first when the pipeline's action is `Compact`; on
     `Block` (over the blocking limit, autocompact off) the turn ends without sending it."""
     projection, events = await _project(session)
@@ -232,8 +241,12 @@ async def _context_step(out: Step[Projection | End], session: TurnSession, state
             action = session.projector.check(projection.estimated_tokens)
     if isinstance(action, Block) and not state.just_compacted:
         notice = await session.append(
-            AssistantMessage(message_id=f"blocked-{state.prompt_uuid[:8]}", model="<synthetic>",
-                             content=[TextBlock(text=action.message)], is_synthetic=True)
+            AssistantMessage(
+                message_id=f"blocked-{state.prompt_uuid[:8]}",
+                model="<synthetic>",
+                content=[TextBlock(text=action.message)],
+                is_synthetic=True,
+            )
         )
         yield AssistantMessageEvent(message=notice)
         yield ErrorEvent(message=action.message, recoverable=True)
@@ -265,12 +278,16 @@ async def _reply_step(
         escalated = min(ESCALATED_MAX_OUTPUT_TOKENS, session.model_info.max_output_tokens)
         if max_tokens < escalated:
             state.max_output_tokens_override = escalated
-            yield RequestRetry(attempt=1, delay_seconds=0, error="output token limit reached; raising the limit")
+            yield RequestRetry(
+                attempt=1, delay_seconds=0, error="output token limit reached; raising the limit"
+            )
             out.decide(Retry("max_output_tokens_escalate"))
             return
     cut = response.stop_reason in CUT_OFF_STOP_REASONS
     content = complete_content(response) if cut else list(response.content)
-    prefixes = reply_prefixes(projection.prompt_seed, projection.chain_after[-1], [wire_block(b) for b in content])
+    prefixes = reply_prefixes(
+        projection.prompt_seed, projection.chain_after[-1], [wire_block(b) for b in content]
+    )
     async for event in store_reply(session, response, content, prefixes):
         yield event
     state.streamed_text = None
@@ -278,13 +295,17 @@ async def _reply_step(
     async for event in append_events(
         session,
         session.projector.observe_response(
-            response.usage, anchor_uuid=session.messages[-1].uuid, context_management=response.context_management
+            response.usage,
+            anchor_uuid=session.messages[-1].uuid,
+            context_management=response.context_management,
         ),
     ):
         yield event
     for record in session.projector.take_records():
         await session.append_record(record)
-    after = _after_reply(session, state, response, [b for b in content if isinstance(b, ToolUseBlock)], cut, max_turns)
+    after = _after_reply(
+        session, state, response, [b for b in content if isinstance(b, ToolUseBlock)], cut, max_turns
+    )
     async for event in after:
         yield event
     out.decide(after.result)
@@ -307,7 +328,9 @@ async def _after_reply(
             # Once per refused request: the same request on the fallback model (the refused reply
             # stays in the history, out of the model's view).
             state.refusal_fallback = fallback
-            async for event in warn(session, f"{refusal_text(response)} Trying the request once on {fallback}."):
+            async for event in warn(
+                session, f"{refusal_text(response)} Trying the request once on {fallback}."
+            ):
                 yield event
             out.decide(Retry("refusal_fallback"))
             return
@@ -320,7 +343,9 @@ async def _after_reply(
         # A server-tool loop paused: its content goes back as is and the model carries on.
         state.pause_continuations += 1
         if state.pause_continuations > MAX_PAUSE_CONTINUATIONS:
-            yield ErrorEvent(message="The model paused its turn too many times in a row; stopped.", recoverable=True)
+            yield ErrorEvent(
+                message="The model paused its turn too many times in a row; stopped.", recoverable=True
+            )
             out.decide(End("error"))
         else:
             out.decide(Continue("pause_turn"))
@@ -371,7 +396,9 @@ def _over_budget(session: TurnSession) -> bool:
 
 
 @step
-async def _model_wants_to_stop(out: Step[PassDecision], session: TurnSession, state: State) -> AsyncIterator[AgentEvent]:
+async def _model_wants_to_stop(
+    out: Step[PassDecision], session: TurnSession, state: State
+) -> AsyncIterator[AgentEvent]:
     """A finished reply without tool calls: Stop hooks may send the model back, and so may the
     turn's unspent output budget; otherwise the turn is complete."""
     stop = loop_hooks.stop_hooks(session, state.stop_hook_blocks)
@@ -383,7 +410,9 @@ async def _model_wants_to_stop(out: Step[PassDecision], session: TurnSession, st
         state.stop_hook_blocks += 1
         yield LoopContinued(transition="stop_hook_blocking", detail="; ".join(stop.result.feedback))
         out.decide(Continue("stop_hook_blocking"))
-    elif state.budget is not None and isinstance(going_on := state.budget.check(state.turn_usage.output_tokens), BudgetContinue):
+    elif state.budget is not None and isinstance(
+        going_on := state.budget.check(state.turn_usage.output_tokens), BudgetContinue
+    ):
         await session.append(budget_nudge(going_on, state.budget))
         yield LoopContinued(transition="token_budget_continuation", detail=going_on.nudge)
         out.decide(Continue("token_budget_continuation"))
