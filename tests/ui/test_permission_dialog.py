@@ -113,3 +113,17 @@ def test_an_edit_prompt_shows_a_hidden_character_in_the_path():
     assert edit_title(PermissionRequest("Edit", change.path, preview=change)) == "Make this edit to .git<U+200B>/config?"
     new = FileChange("/p/\u0441onfig.py", "\u0441onfig.py", None, "x\n", [])
     assert edit_title(PermissionRequest("Write", new.path, preview=new)) == "Create <U+0441>onfig.py?"
+
+
+async def test_an_answer_before_the_layout_came_round_does_not_crash_the_app(project, home):
+    """A quick `n` took the dialog down while its fitting was still queued for after the next
+    refresh; that fit then found no dialog and the app died with NoMatches (seen under load in
+    tests/ui/test_tmux_permission_dialog.py)."""
+    request = PermissionRequest("Bash", padded("echo hi", " "), "Say hi")
+    async with app_for(project, home).run_test(size=SMALL) as pilot:
+        screen, answers = await open_dialog(pilot, request)
+        await pilot.press("n")
+        await pilot.pause()
+        screen._fit(replan=False)
+        screen._fit(replan=True)
+    assert answers == [Decision.DENY]

@@ -5,6 +5,8 @@ Each test types into `agent-repl` running in tmux, as a person would, and reads 
 
 from __future__ import annotations
 
+import sys
+
 from .tmux import COLUMNS, Terminal, TmuxBed, input_box, unwrapped
 
 READY = "/help lists commands"
@@ -27,7 +29,8 @@ def test_exit_leaves_at_once_and_prints_the_line_that_resumes(tmux_bed: TmuxBed)
     term.type("/exit")
     code, _ = term.wait_exit()
     assert code == 0
-    assert f"agent-repl --resume {session_id(term)}" in unwrapped(term.screen())
+    # The terminal runs `python -m agent_repl`, so the hint names that command (see resume_hint).
+    assert f"{sys.executable} -m agent_repl --resume {session_id(term)}" in unwrapped(term.screen())
 
 
 def test_ctrl_d_leaves_the_app_after_a_turn(tmux_bed: TmuxBed):

@@ -203,6 +203,8 @@ class PermissionScreen(ModalScreen[Decision]):
     def _fit(self, replan: bool = True) -> None:
         """Once laid out: plan again at the real width, then, while the dialog is taller than the
         screen, take rows from the command (down to three lines), then the model's words, then the notes."""
+        if not self.query("#permission-dialog"):
+            return  # answered and taken down before the layout came round (a quick y or n)
         if replan:
             self.plan(self._width())
             self._show_parts()
