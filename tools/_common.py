@@ -10,8 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from agent_repl.core.tooling.background import BackgroundShell, BackgroundShells
 from agent_repl.core.tooling.display import ToolDisplay, plural, structured_dict
-from agent_repl.core.tooling.tool import ToolContext
+from agent_repl.core.tooling.tool import ToolContext, ToolOutput
 
 
 def _clean_schema(schema: dict[str, Any]) -> None:
@@ -81,3 +82,15 @@ async def notify(ctx: ToolContext, text: str) -> None:
             await result
     except Exception:  # noqa: BLE001 - a UI hook must not fail a running command
         pass
+
+
+def background_shell(ctx: ToolContext, shell_id: str) -> tuple[BackgroundShells, BackgroundShell] | ToolOutput:
+    """The session's background commands and the one named `shell_id` (BashOutput, KillShell), or
+    the error to answer."""
+    shells = ctx.ports.shells
+    if shells is None:
+        return ToolOutput.error("Error: background commands are not available in this session.")
+    shell = shells.get(shell_id)
+    if shell is None:
+        return ToolOutput.error(f"Error: no background shell {shell_id!r}. Known: {shells.known_ids()}")
+    return shells, shell

@@ -12,7 +12,7 @@ from pydantic import Field
 from agent_repl.core.tooling.background import ShellRead
 from agent_repl.core.tooling.display import HEADLINE_WIDTH, ToolDisplay, one_line, plural, structured_dict
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from agent_repl.tools._common import ToolArgs
+from agent_repl.tools._common import ToolArgs, background_shell
 
 
 class BashOutputArgs(ToolArgs):
@@ -69,12 +69,10 @@ class BashOutput(Tool[BashOutputArgs]):
     description = load_description(__file__, "bash_output")
 
     async def run(self, args: BashOutputArgs, ctx: ToolContext) -> ToolOutput:
-        shells = ctx.ports.shells
-        if shells is None:
-            return ToolOutput.error("Error: background commands are not available in this session.")
-        shell = shells.get(args.bash_id)
-        if shell is None:
-            return ToolOutput.error(f"Error: no background shell {args.bash_id!r}. Known: {shells.known_ids()}")
+        found = background_shell(ctx, args.bash_id)
+        if isinstance(found, ToolOutput):
+            return found
+        shells, shell = found
         pattern = None
         if args.filter:
             try:

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from agent_repl.core.tooling.display import HEADLINE_WIDTH, ToolDisplay, one_line
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
-from agent_repl.tools._common import ToolArgs
+from agent_repl.tools._common import ToolArgs, background_shell
 
 
 class KillShellArgs(ToolArgs):
@@ -32,12 +32,10 @@ class KillShell(Tool[KillShellArgs]):
     description = load_description(__file__, "kill_shell")
 
     async def run(self, args: KillShellArgs, ctx: ToolContext) -> ToolOutput:
-        shells = ctx.ports.shells
-        if shells is None:
-            return ToolOutput.error("Error: background commands are not available in this session.")
-        shell = shells.get(args.shell_id)
-        if shell is None:
-            return ToolOutput.error(f"Error: no background shell {args.shell_id!r}. Known: {shells.known_ids()}")
+        found = background_shell(ctx, args.shell_id)
+        if isinstance(found, ToolOutput):
+            return found
+        shells, shell = found
         if shell.status != "running":
             code = f" (exit code {shell.exit_code})" if shell.exit_code is not None else ""
             return ToolOutput.error(f"Shell {shell.shell_id} is not running: it {shell.status}{code}.")

@@ -52,7 +52,7 @@ def _rule_list(data: dict, path: Path, kind: str, rule: str) -> list:
     return rules
 
 
-def _write_settings(path: Path, data: dict) -> None:
+def write_settings_file(path: Path, data: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".settings-", suffix=".json", dir=path.parent)
@@ -64,11 +64,11 @@ def _write_settings(path: Path, data: dict) -> None:
         raise AllowRuleError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def _write_for_user(cwd: Path, path: Path, data: dict) -> None:
+def write_project_settings(cwd: Path, path: Path, data: dict) -> None:
     """Write the file for the user; a trusted folder stays trusted (the record follows this one
     change, and only if the file was as the record knew it)."""
     before = file_digest(path)
-    _write_settings(path, data)
+    write_settings_file(path, data)
     try:
         WorkspaceTrust(home_from_env(os.environ)).update_file(cwd, str(path.relative_to(cwd)), before)
     except TrustError:
@@ -82,7 +82,7 @@ def persist_rule(cwd: Path, rule: str, kind: str = "allow") -> Path:
     rules = _rule_list(data, path, kind, rule)
     if rule not in rules:
         rules.append(rule)
-        _write_for_user(cwd, path, data)
+        write_project_settings(cwd, path, data)
     return path
 
 
@@ -101,5 +101,5 @@ def remove_rule(cwd: Path, rule: str) -> bool:
             rules[:] = [r for r in rules if r != rule]
             found = True
     if found:
-        _write_for_user(cwd, path, data)
+        write_project_settings(cwd, path, data)
     return found

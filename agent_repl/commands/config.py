@@ -17,9 +17,9 @@ from typing import Any
 
 from agent_repl.commands.allow_rules import (
     AllowRuleError,
-    _write_for_user,
-    _write_settings,
     project_settings_path,
+    write_project_settings,
+    write_settings_file,
 )
 from agent_repl.commands.registry import CommandContext
 from agent_repl.commands.results import CommandResult, ConfigReport, ConfigRow, TextOutput
@@ -127,9 +127,9 @@ async def _change(ctx: CommandContext, path: Path, key: str, value: Any, *, proj
         return TextOutput(f"/config {key}: {_show(value)} is not accepted ({reason}); nothing was changed", level="error")
     try:
         if project:
-            _write_for_user(session.cwd, path, data)
+            write_project_settings(session.cwd, path, data)
         else:
-            _write_settings(path, data)
+            write_settings_file(path, data)
     except AllowRuleError as exc:
         return TextOutput(str(exc).replace("; rule", "; setting"), level="error")
     applied = _apply(ctx, key, value)
