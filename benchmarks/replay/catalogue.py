@@ -114,6 +114,10 @@ def load_samples(shared_data: Path = SHARED_DATA) -> list[Trajectory]:
     return loaded
 
 
-def load_all(*, shared_data: Path = SHARED_DATA, recordings: Path = RECORDINGS, fresh: bool = False) -> list[Trajectory]:
-    own = [load_or_record(exploration, recordings, fresh=fresh) for exploration in EXPLORATIONS]
-    return [*load_samples(shared_data), *own]
+def load_all(
+    *, shared_data: Path = SHARED_DATA, recordings: Path = RECORDINGS, fresh: bool = False, only: list[str] | None = None
+) -> list[Trajectory]:
+    """Every trajectory, or those named in `only` (only those explorations are recorded when missing)."""
+    own = [load_or_record(e, recordings, fresh=fresh) for e in EXPLORATIONS if only is None or e.name in only]
+    loaded = [*load_samples(shared_data), *own]
+    return loaded if only is None else [t for t in loaded if t.name in only]

@@ -1,7 +1,8 @@
 """One replay: a trajectory, a strategy and a window, run through the real session and loop.
 
 The emulator is the model (the script policy answers with the trajectory's steps, the summary
-policy answers compaction requests extractively) and the meter. The session is the one
+summarizer of the run's summary condition answers compaction and memory requests, see
+summarizers.py) and the meter. The session is the one
 `open_session` builds, with replay tools instead of ours, then configured by the strategy. Each
 turn sends the trajectory's user messages; between turns the harness waits for background work
 (session memory) to finish, as a person typing the next prompt would. A turn that ends in an
@@ -20,9 +21,9 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,6 @@ from agent_repl.emulator.policies import PolicyRequest, Reply, ScriptPolicy
 from agent_repl.emulator.policies.summary import request_kind
 from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
-from agent_repl.offline.summary import AgentSummarizer
 from benchmarks.replay.meter import PAUSE_SECONDS, MeteredEngine
 from benchmarks.replay.metrics import (
     RunResult,
@@ -43,19 +43,54 @@ from benchmarks.replay.metrics import (
     cost_units,
     is_prefix_rewrite,
     retention,
+    retention_point,
+    todo_items,
     usage_input,
     view_text,
 )
 from benchmarks.replay.replay_tools import replay_tools
 from benchmarks.replay.stages import DropOldestRounds
 from benchmarks.replay.strategies import PeerCompaction, Strategy
+from benchmarks.replay.summarizers import DEFAULT_CONDITION, summarizer_for
 from benchmarks.replay.timeline import GapSamples, Pauses, SimClock, with_times
-from benchmarks.replay.trajectory import Trajectory
+from benchmarks.replay.trajectory import Trajectory, paths_in_call
 
 MODEL = "claude-sonnet-5-5"
 # Sonnet 5.5's cache-read price relative to input: the reference gives 0.1 or 0.05; 0.1 is the
 # emulator's default and the one most sources list.
 DEFAULT_READ_MULTIPLIER = 0.1
+
+
+@dataclass
+class RetentionProbe:
+    """What the view holds at the first main request after each compaction, and at the request
+    that asks for the planted needles. `count` reads the strategy's compactions so far (the
+    session waits on the request meanwhile, so its history holds still)."""
+
+    trajectory: Trajectory
+    users_sent: list[str]
+    count: Callable[[], int] = lambda: 0
+    seen: int = 0
+    asking: bool = False
+    points: list[dict[str, Any]] = field(default_factory=list)
+    at_question: list[int] = field(default_factory=lambda: [0, 0])
+
+    def sent_needles(self) -> list[str]:
+        return [n for n in self.trajectory.needles if any(n in text for text in self.users_sent)]
+
+    def main_request(self, body: dict[str, Any], index: int, steps_done: int) -> None:
+        compactions = self.count()
+        if self.asking and self.trajectory.needles:
+            self.asking = False
+            self.at_question = list(retention(self.sent_needles(), view_text(body.get("messages", []))))
+        if compactions <= self.seen:
+            return
+        self.seen = compactions
+        steps = self.trajectory.steps_before(steps_done)
+        files = list(dict.fromkeys(p for step in steps for call in step.tools for p in paths_in_call(call)))
+        measured = {"users": self.users_sent, "files": files, "todos": todo_items(steps), "needles": self.sent_needles()}
+        point: dict[str, Any] = {"request": index, **retention_point(view_text(body.get("messages", [])), measured)}
+        self.points.append(point)
 
 
 class WatchingPolicy(ScriptPolicy):
@@ -67,10 +102,13 @@ class WatchingPolicy(ScriptPolicy):
         self.clock = clock
         self.latencies = latencies
         self.last_main_body: dict[str, Any] | None = None
+        self.probe: RetentionProbe | None = None
 
     def reply(self, request: PolicyRequest) -> Reply:
         if request_kind(request.body) is None:
             self.last_main_body = request.body
+            if self.probe is not None:
+                self.probe.main_request(request.body, request.request_index, self.cursor)
             if self.cursor < len(self.latencies):
                 self.clock.advance(self.latencies[self.cursor])
         return super().reply(request)
@@ -158,18 +196,27 @@ async def run_one(
     *,
     pauses: Pauses | None = None,
     read_multiplier: float = DEFAULT_READ_MULTIPLIER,
+    summaries: str = DEFAULT_CONDITION,
 ) -> RunResult:
+    """One run. `summaries`: who writes the summaries (`summarizers.summarizer_for`). The seed, and
+    so every id and path, is the same under every summary condition."""
     condition = "pauses" if pauses is not None else "measured"
     seed = f"{trajectory.name}/{strategy.name}/{window}/{condition}"
     with seeded_uuids(seed), run_home(seed) as home:
         timed = with_times(trajectory, GapSamples.load(), pauses)
-        result = await _run_one(timed, strategy, window, model_table(read_multiplier), home)
+        result = await _run_one(timed, strategy, window, model_table(read_multiplier), home, summaries)
     result.condition = condition
+    result.summaries = summaries
     return result
 
 
 async def _run_one(
-    trajectory: Trajectory, strategy: Strategy, window: int, models: dict[str, ModelSpec], home: Path
+    trajectory: Trajectory,
+    strategy: Strategy,
+    window: int,
+    models: dict[str, ModelSpec],
+    home: Path,
+    summaries: str = DEFAULT_CONDITION,
 ) -> RunResult:
     started = time.perf_counter()
     scenario = trajectory.scenario()
@@ -182,7 +229,7 @@ async def _run_one(
         clock=clock,
         context_window=window,
         cache_editing=strategy.cache_editing_endpoint,
-        summarizer=AgentSummarizer(),
+        summarizer=summarizer_for(summaries),
     )
     server = EmulatorServer(engine=engine, models=models, clock=clock, record_limit=RecordLimit(exchanges=2, bytes=1))
     server.start()
@@ -194,10 +241,12 @@ async def _run_one(
     handle = strategy.configure(session)
     timer = ProjectionTimer(session.projector)
     users_sent: list[str] = []
+    probe = policy.probe = RetentionProbe(trajectory, users_sent, lambda: _compactions(session, handle))
     typed = set(trajectory.typed_user_messages())
     expected_steps = 0
     try:
-        for turn in trajectory.turns:
+        for number, turn in enumerate(trajectory.turns, 1):
+            probe.asking = number == len(trajectory.turns)
             await session.ensure_started()
             clock.advance(turn.think_seconds or 0.0)
             for extra in turn.user[:-1]:
@@ -216,6 +265,7 @@ async def _run_one(
             if session.memory is not None:
                 await session.memory.wait_for_extraction(timeout=120)
         _collect(result, engine, policy, session, handle, timer, trajectory, users_sent)
+        _after_compactions(result, engine, probe)
         result.sim_minutes = clock.elapsed / 60
     finally:
         await close_session(session)
@@ -273,6 +323,16 @@ def _collect(
     result.users_kept, result.users_total = retention(users_sent, final_view)
     files = _files_touched(trajectory, result.main_requests)
     result.files_kept, result.files_total = retention(files, final_view)
+
+
+def _after_compactions(result: RunResult, engine: MeteredEngine, probe: RetentionProbe) -> None:
+    """The probe's points with the tokens of their requests, above the run's first main prompt."""
+    tokens = {e.index: e.total_tokens for e in engine.log if e.kind == "main" and not e.overflow}
+    base = next(iter(tokens.values()), 0)
+    for point in probe.points:
+        size = tokens.get(point["request"], 0)
+        result.after_compaction.append({**point, "tokens": size, "above_base": size - base})
+    result.needles_at_question = probe.at_question
 
 
 def record_counts(home: Path) -> dict[str, int]:

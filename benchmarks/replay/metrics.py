@@ -103,6 +103,26 @@ def retention(texts: Iterable[str], view: str) -> tuple[int, int]:
     return sum(in_view(t, view) for t in items), len(items)
 
 
+# What the retention after each compaction is measured on (`RunResult.after_compaction`).
+RETAINED_KINDS = ("users", "files", "todos", "needles")
+
+
+def todo_items(steps: Iterable[Any]) -> list[str]:
+    """The items of the todo list the last successful TodoWrite call of `steps` wrote."""
+    items: list[str] = []
+    for step in steps:
+        for call in step.tools:
+            todos = call.input.get("todos") if call.name == "TodoWrite" and not call.is_error else None
+            if isinstance(todos, list):
+                items = [str(t.get("content", "")) for t in todos if isinstance(t, dict) and t.get("content")]
+    return items
+
+
+def retention_point(view: str, measured: Mapping[str, Iterable[str]]) -> dict[str, list[int]]:
+    """For each kind (users, files, ...), [how many the view holds verbatim, how many there are]."""
+    return {kind: list(retention(texts, view)) for kind, texts in measured.items()}
+
+
 def mean_abs(values: Iterable[float]) -> float | None:
     items = [abs(v) for v in values]
     return sum(items) / len(items) if items else None
@@ -150,6 +170,13 @@ class RunResult:
     # Thinking blocks the model wrote, and those a later request sent their reply without.
     thinking_written: int = 0
     thinking_dropped: int = 0
+    # The summaries the emulator wrote: realistic, lossy or extractive (`summarizers.py`).
+    summaries: str = "realistic"
+    # At the first main request after each compaction: its input tokens ("tokens"), those above
+    # the run's first main request ("above_base"), and for each of RETAINED_KINDS [kept, total].
+    after_compaction: list[dict[str, Any]] = field(default_factory=list)
+    # The planted needles the request that asks for them holds: [kept, total] ([0, 0]: none planted).
+    needles_at_question: list[int] = field(default_factory=lambda: [0, 0])
     sim_minutes: float = 0.0  # the session's length on the simulated clock
     # Side records of the transcript by type (snip, cache-edit, content-replacement, ...).
     records: dict[str, int] = field(default_factory=dict)
@@ -214,6 +241,21 @@ class Aggregate:
     def cpu_ms_per_request(self) -> float:
         projections = self._sum("projections")
         return 1000 * self._sum("pipeline_cpu_seconds") / projections if projections else 0.0
+
+    @property
+    def compactions_per_run(self) -> float:
+        return self._sum("compactions") / len(self.runs) if self.runs else 0.0
+
+    @property
+    def kept_above_base(self) -> float | None:
+        """Mean tokens above the first request's prompt at the first request after each compaction."""
+        points = [p["above_base"] for r in self.runs for p in r.after_compaction]
+        return sum(points) / len(points) if points else None
+
+    def after_compaction(self, kind: str) -> tuple[int, int, int]:
+        """(kept, total, compactions that lost some) of `kind` over every compaction of these runs."""
+        pairs = [p[kind] for r in self.runs for p in r.after_compaction if p.get(kind)]
+        return sum(k for k, _ in pairs), sum(n for _, n in pairs), sum(1 for k, n in pairs if k < n)
 
     def share(self, kept: str, total: str) -> float | None:
         whole = self._sum(total)

@@ -119,8 +119,9 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
     if peer is not None and compactions > peer._sum("compactions"):
         lines.append(
             f"- Compactions: agent-repl compacts {compactions} times, {peer.strategy} {int(peer._sum('compactions'))}. "
-            "The emulator's summaries are extractive, so what a real model's summary would leave out at each of them "
-            "(beyond the user messages and file paths measured here), and the wait for each, are not in these figures."
+            "Each summary costs what a real one does here (realistic summaries); what a real model's summary would "
+            "leave out at each of them is measured under lossy summaries (the retention section), the wait for each "
+            "is not in these figures."
         )
     share = found.get("cache-read share >= 0.90, or the limit of these prompts")
     if share is not None and not share.met:
@@ -160,7 +161,7 @@ def _window_note(results: Sequence[RunResult], window: int, strategies: Sequence
             f"{_k(ours.cost_units)} and keeps {ours.share('files_kept', 'files_total') or 0:.0%} of file paths; with "
             f"our nine-section summary {_k(own.cost_units)} ({own.cost_units / ours.cost_units - 1:+.0%}) and "
             f"{own.share('files_kept', 'files_total') or 0:.0%}. The emulator writes both summaries the same "
-            "extractive way, so what they keep is alike here; what differs is what each request sends and writes."
+            "way (the summary condition's), so what they keep is alike here; what differs is what each request sends and writes."
         )
     return lines
 

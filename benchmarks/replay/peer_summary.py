@@ -1,7 +1,7 @@
 """What the peers' summarizing strategies share: asking for a summary and installing the result.
 
 Every strategy that summarizes uses our compaction request (the same nine-section prompt, sent
-through the same request builder, answered extractively by the emulator) and carries the summary
+through the same request builder, answered by the emulator's summarizer of the run's condition) and carries the summary
 in the same continuation message, so the strategies differ only in when they summarize, what
 they summarize and what they keep verbatim. The result is written to the history the way our own
 compaction writes it: a `compact_boundary`, then the new entries; a kept tail stays where it is

@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.replay.metrics import Aggregate, RunResult, new_tokens
+from benchmarks.replay.metrics import RETAINED_KINDS, Aggregate, RunResult, new_tokens
 from benchmarks.replay.trajectory import Trajectory
 
 OURS = "agent-repl"
 MEASURED = "measured"
+REALISTIC = "realistic"
 NO_PEER = "no peer finished every run, with or without overflows: nothing to compare with"
 
 
@@ -25,9 +26,13 @@ def _k(value: float) -> str:
 
 
 def aggregates(
-    results: Sequence[RunResult], window: int, strategies: Sequence[str], condition: str = MEASURED
+    results: Sequence[RunResult],
+    window: int,
+    strategies: Sequence[str],
+    condition: str = MEASURED,
+    summaries: str = REALISTIC,
 ) -> list[Aggregate]:
-    chosen = [r for r in results if r.window == window and r.condition == condition]
+    chosen = [r for r in results if r.window == window and r.condition == condition and r.summaries == summaries]
     return [Aggregate(name, [r for r in chosen if r.strategy == name]) for name in strategies if any(r.strategy == name for r in chosen)]
 
 
@@ -47,12 +52,14 @@ def cheapest_completed_peer(aggs: Sequence[Aggregate]) -> Aggregate | None:
 def summary_table(aggs: Sequence[Aggregate]) -> list[str]:
     ours = next((a for a in aggs if a.strategy == OURS), None)
     rows = [
-        "| strategy | cost units | $ at list price | vs agent-repl | cache-read share (limit) | peak input | overflow errors "
+        "| strategy | cost units | $ at list price | vs agent-repl | compactions per run | kept above base "
+        "| cache-read share (limit) | peak input | overflow errors "
         "| runs stopped | compactions | summary calls (+memory) | rewrites after a pause | thinking blocks dropped "
         "| est. error | pipeline CPU/request | user msgs kept | files kept |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for a in aggs:
+        above = "n/a" if a.kept_above_base is None else f"{a.kept_above_base:,.0f}"
         relative = f"{a.cost_units / ours.cost_units - 1:+.0%}" if ours and ours.cost_units else "n/a"
         stopped = f"{len(a.stopped)}/{len(a.runs)}"
         calls = f"{int(a._sum('summary_calls'))} (+{int(a._sum('memory_calls'))})"
@@ -61,10 +68,38 @@ def summary_table(aggs: Sequence[Aggregate]) -> list[str]:
         thinking = f"{int(a._sum('thinking_dropped'))}/{int(a._sum('thinking_written'))}"
         rows.append(
             f"| {a.strategy} | {_k(a.cost_units)}{partial} | {a.usd:,.2f} | {relative} "
+            f"| {a.compactions_per_run:.1f} | {above} "
             f"| {a.cache_read_share:.3f} ({a.share_limit:.3f}) | {a.peak_input:,} | {a.overflows} | {stopped} "
             f"| {int(a._sum('compactions'))} | {calls} | {pauses} | {thinking} | {_pct(a.estimate_error)} "
             f"| {a.cpu_ms_per_request:.2f} ms | {_pct(a.share('users_kept', 'users_total'))} "
             f"| {_pct(a.share('files_kept', 'files_total'))} |"
+        )
+    return rows
+
+
+def _after(a: Aggregate, kind: str) -> str:
+    kept, total, lost = a.after_compaction(kind)
+    if not total:
+        return "n/a"
+    return f"{_pct(kept / total)} ({lost} lost some)" if lost else _pct(kept / total)
+
+
+def retention_table(aggs: Sequence[Aggregate]) -> list[str]:
+    """What the view holds at the first request after each compaction, pooled over every
+    compaction of every run; "(k lost some)": k compactions after which not all were there."""
+    rows = [
+        "| strategy | cost units | compactions | kept above base | user msgs | files | todo items | needles "
+        "| needles at the question | user msgs at the end |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for a in aggs:
+        asked = sum(r.needles_at_question[0] for r in a.runs), sum(r.needles_at_question[1] for r in a.runs)
+        above = "n/a" if a.kept_above_base is None else f"{a.kept_above_base:,.0f}"
+        partial = " *" if a.stopped else ""
+        rows.append(
+            f"| {a.strategy} | {_k(a.cost_units)}{partial} | {int(a._sum('compactions'))} | {above} | "
+            + " | ".join(_after(a, kind) for kind in RETAINED_KINDS)
+            + f" | {_pct(asked[0] / asked[1]) if asked[1] else 'n/a'} | {_pct(a.share('users_kept', 'users_total'))} |"
         )
     return rows
 
@@ -157,6 +192,19 @@ def checks(aggs: Sequence[Aggregate]) -> list[Check]:
     ]
 
 
+def retention_after_checks(aggs: Sequence[Aggregate]) -> list[Check]:
+    """agent-repl under lossy summaries: every user message and todo item in the view after every compaction."""
+    ours = next((a for a in aggs if a.strategy == OURS), None)
+    if ours is None or not ours.runs:
+        return []
+    found = []
+    for kind, what in (("users", "user messages"), ("todos", "todo items")):
+        kept, total, lost = ours.after_compaction(kind)
+        detail = f"{kept}/{total} over {len(ours.runs)} runs, {lost} compactions lost some" if total else "none to keep"
+        found.append(Check(f"agent-repl keeps 100% of {what} after every compaction", None if not total else lost == 0, detail))
+    return found
+
+
 def acceptance(aggs: Sequence[Aggregate], window: int) -> list[str]:
     found = checks(aggs)
     if not found:
@@ -168,10 +216,11 @@ def acceptance(aggs: Sequence[Aggregate], window: int) -> list[str]:
 def write_csv(results: Sequence[RunResult], path: Path) -> None:
     """One row per run: what the tables aggregate, per trajectory."""
     columns = [
-        "condition", "window", "trajectory", "strategy", "completed", "stopped_at", "overflow_errors",
+        "condition", "summaries", "window", "trajectory", "strategy", "completed", "stopped_at", "overflow_errors",
         "main_requests", "cost_units", "usd", "cache_read_share", "share_limit", "peak_input", "compactions",
         "summary_calls", "memory_calls", "pauses", "pause_rewrites", "prefix_rewrites", "thinking_written",
         "thinking_dropped", "users_kept", "users_total", "files_kept", "files_total", "cpu_ms_per_request",
+        "kept_above_base", *(f"{kind}_after_compaction" for kind in RETAINED_KINDS), "needles_at_question",
         "sim_minutes", "wall_seconds",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -186,6 +235,12 @@ def write_csv(results: Sequence[RunResult], path: Path) -> None:
             values["cost_units"], values["usd"] = round(r.cost_units), round(r.usd, 4)
             values["cache_read_share"] = round(r.cache_read_share, 4)
             values["sim_minutes"], values["wall_seconds"] = round(r.sim_minutes, 1), round(r.wall_seconds, 1)
+            above = [p["above_base"] for p in r.after_compaction]
+            values["kept_above_base"] = round(sum(above) / len(above)) if above else ""
+            for kind in RETAINED_KINDS:
+                kept, total = (sum(p[kind][i] for p in r.after_compaction) for i in (0, 1))
+                values[f"{kind}_after_compaction"] = f"{kept}/{total}" if total else ""
+            values["needles_at_question"] = "{}/{}".format(*r.needles_at_question) if r.needles_at_question[1] else ""
             writer.writerow([values[c] for c in columns])
 
 

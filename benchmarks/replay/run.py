@@ -24,23 +24,30 @@ from datetime import date
 from pathlib import Path
 
 from benchmarks.pipeline_scale import measure as measure_pipeline
+from benchmarks.replay.calibrate_summaries import SummarySizes
 from benchmarks.replay.catalogue import RECORDINGS, REPO, SHARED_DATA, load_all
 from benchmarks.replay.harness import DEFAULT_READ_MULTIPLIER, run_one
 from benchmarks.replay.metrics import RunResult
+from benchmarks.replay.needles import plant_needles
 from benchmarks.replay.notes import closing_note
 from benchmarks.replay.report import (
     MEASURED,
     OURS,
+    REALISTIC,
     acceptance,
     aggregates,
     diagnostics,
     per_trajectory_table,
     plot,
+    retention_after_checks,
+    retention_table,
     summary_table,
     trajectory_table,
     write_csv,
 )
 from benchmarks.replay.strategies import DIAGNOSTIC_VARIANTS, STRATEGIES
+from benchmarks.replay.summarizers import CONDITIONS as SUMMARY_CONDITIONS
+from benchmarks.replay.summarizers import DEFAULT_CONDITION
 from benchmarks.replay.timeline import GapSamples, Pauses
 from benchmarks.replay.trajectory import Trajectory
 
@@ -61,13 +68,16 @@ CONDITIONS = (MEASURED, PAUSES_CONDITION)
 # The labelled condition beside the measured gaps (which have no pause past 5 minutes): a quarter
 # of the turns come after a pause, some past the 5-minute cache lifetime, one past the hour.
 PAUSES = Pauses(share=0.25, minutes=(10, 20, 45, 90))
-Task = tuple[str, int, str, str]  # condition, window, trajectory, strategy
+# The summary conditions beside the realistic one run the strategies (not the levers), measured gaps,
+# at these windows by default (`--other-summary-windows`).
+OTHER_SUMMARY_WINDOWS = (200_000,)
+Task = tuple[str, int, str, str, str]  # time condition, window, trajectory, strategy, summaries
 
 
 def _print(result: RunResult) -> None:
     stopped = f" STOPPED at {result.stopped_at}/{result.steps}" if not result.completed else ""
     print(
-        f"{result.condition[:5]} {result.window // 1000:>4}K {result.trajectory:<20} {result.strategy:<15} "
+        f"{result.condition[:5]} {result.summaries[:5]} {result.window // 1000:>4}K {result.trajectory:<20} {result.strategy:<15} "
         f"{result.cost_units / 1000:>9,.0f}K units "
         f"share {result.cache_read_share:.3f} peak {result.peak_input:>7,} overflows {result.overflow_errors}"
         f"{stopped} ({result.wall_seconds:.1f}s)",
@@ -79,32 +89,53 @@ _WORKER_TRAJECTORIES: dict[str, Trajectory] = {}
 _WORKER_READ_MULTIPLIER: list[float] = [DEFAULT_READ_MULTIPLIER]
 
 
-def _worker_start(shared_data: Path, read_multiplier: float) -> None:
-    _WORKER_TRAJECTORIES.update({t.name: t for t in load_all(shared_data=shared_data, recordings=RECORDINGS)})
+def _worker_start(shared_data: Path, read_multiplier: float, only: list[str]) -> None:
+    loaded = load_all(shared_data=shared_data, recordings=RECORDINGS, only=only)
+    _WORKER_TRAJECTORIES.update({t.name: plant_needles(t) for t in loaded})
     _WORKER_READ_MULTIPLIER[0] = read_multiplier
 
 
 def _worker_run(task: Task) -> RunResult:
-    condition, window, name, strategy = task
+    condition, window, name, strategy, summaries = task
     chosen = next(s for s in [*STRATEGIES, *DIAGNOSTIC_VARIANTS] if s.name == strategy)
     pauses = PAUSES if condition == "pauses" else None
     return asyncio.run(
-        run_one(_WORKER_TRAJECTORIES[name], chosen, window, pauses=pauses, read_multiplier=_WORKER_READ_MULTIPLIER[0])
+        run_one(
+            _WORKER_TRAJECTORIES[name],
+            chosen,
+            window,
+            pauses=pauses,
+            read_multiplier=_WORKER_READ_MULTIPLIER[0],
+            summaries=summaries,
+        )
     )
 
 
-def plan(trajectories: list[Trajectory], strategies: list[str], windows: tuple[int, ...], conditions: tuple[str, ...]) -> list[Task]:
+def plan(
+    trajectories: list[Trajectory],
+    strategies: list[str],
+    windows: tuple[int, ...],
+    conditions: tuple[str, ...],
+    summaries: tuple[str, ...] = (DEFAULT_CONDITION,),
+    other_summary_windows: tuple[int, ...] = OTHER_SUMMARY_WINDOWS,
+) -> list[Task]:
     """Every run, in the report's order: each strategy where it runs (`Strategy.runs_in`); under
-    pauses only the trajectories with more than one turn (a single turn has no gap to lengthen)."""
+    pauses only the trajectories with more than one turn (a single turn has no gap to lengthen).
+    The realistic summaries are the acceptance condition: everything runs under them; the other
+    summary conditions run the strategies (not the levers) with the measured gaps, at
+    `other_summary_windows`."""
     chosen = {s.name: s for s in [*STRATEGIES, *DIAGNOSTIC_VARIANTS] if s.name in strategies}
+    main = {s.name for s in STRATEGIES}
     return [
-        (c, w, t.name, name)
+        (c, w, t.name, name, kind)
+        for kind in summaries
         for c in conditions
         for w in windows
+        if kind == DEFAULT_CONDITION or (c == MEASURED and w in other_summary_windows)
         for t in trajectories
         if c == MEASURED or len(t.turns) > 1
         for name in strategies
-        if chosen[name].runs_in(c, w)
+        if chosen[name].runs_in(c, w) and (kind == DEFAULT_CONDITION or name in main)
     ]
 
 
@@ -117,10 +148,12 @@ def run_all(
     shared_data: Path,
     conditions: tuple[str, ...] = CONDITIONS,
     read_multiplier: float = DEFAULT_READ_MULTIPLIER,
+    summaries: tuple[str, ...] = (DEFAULT_CONDITION,),
+    other_summary_windows: tuple[int, ...] = OTHER_SUMMARY_WINDOWS,
 ) -> list[RunResult]:
     """Every run; with `jobs` > 1 in that many worker processes, each with its own emulator,
     longest runs first. Results come back in the table's order."""
-    tasks = plan(trajectories, strategies, windows, conditions)
+    tasks = plan(trajectories, strategies, windows, conditions, summaries, other_summary_windows)
     if jobs <= 1:
         _WORKER_TRAJECTORIES.update({t.name: t for t in trajectories})
         _WORKER_READ_MULTIPLIER[0] = read_multiplier
@@ -133,7 +166,7 @@ def run_all(
     ordered = sorted(tasks, key=lambda task: -steps[task[2]] * task[1])
     done: dict[Task, RunResult] = {}
     context = multiprocessing.get_context("spawn")
-    initargs = (shared_data, read_multiplier)
+    initargs = (shared_data, read_multiplier, [t.name for t in trajectories])
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_start, initargs=initargs) as pool:
         futures = {pool.submit(_worker_run, task): task for task in ordered}
         for future in as_completed(futures):
@@ -172,9 +205,17 @@ def _header(wall_seconds: float, runs: int, load: str, pauses: Pauses, csv_link:
         "|estimate - actual| / actual of the pipeline's token count before each main request. **Pipeline CPU** is "
         "the thread CPU time of the loop's projection per main request. **User msgs kept**: typed user messages "
         "found verbatim (CRLF = LF) in the last request of the run, in its messages or in a summary; **files "
-        "kept**: paths the tool calls named that are still in it. The emulator's summaries are extractive: they "
-        "quote every user message and list the paths of Read-style calls, so summarizing strategies keep user "
-        "messages by construction here; a real model's summary may not. The paths of the other calls (searches, "
+        "kept**: paths the tool calls named that are still in it. **Compactions per run** and **kept above base** (the "
+        "mean input tokens of the first request after each compaction above the run's first request, the system "
+        "prompt, tools and opening prompt) say how often a strategy compacts and how much it keeps. **Summaries** "
+        "are **realistic** in every table but the retention section: the emulator's summary (ours, the peers', the "
+        "API's on-demand compaction, session-memory notes) holds its extractive content (every user message quoted, "
+        "the paths of Read-style calls listed) padded with a work log drawn from the conversation to the size of a "
+        f"real Claude Code summary ({SummarySizes.load().describe()}; `benchmarks/replay/summary_sizes.json`, "
+        "regenerated by `python -m benchmarks.replay.calibrate_summaries`), so every summary is billed at a real "
+        "summary's output. Being extractive, they still "
+        "quote every user message, so summarizing strategies keep user messages by construction in these tables; "
+        "what each keeps when the summary quotes nothing is in the retention section (lossy summaries). The paths of the other calls (searches, "
         "commands) stay in agent-repl's view through its own list after a compaction, which does not depend on the "
         "summary (context/touched_files.py). Replayed replies are the recorded ones "
         "whatever the context holds, so these numbers measure cost and what stays in view, not whether the work "
@@ -219,6 +260,11 @@ def _window_section(
         "",
         *diagnostics(aggs),
         "",
+        "What the view held at the first request after each compaction (realistic summaries; pooled over every "
+        "compaction of every run, \"(k lost some)\": after k compactions not all were there):",
+        "",
+        *retention_table(aggs),
+        "",
         f"![input tokens per request, {window // 1000}K window]({image})",
         "",
     ]
@@ -241,6 +287,34 @@ def _window_section(
             "",
         ]
     return lines
+
+
+def _summaries_section(results: list[RunResult], strategies: list[str]) -> list[str]:
+    """The summary conditions beside the realistic one: what each strategy keeps after each compaction."""
+    lines: list[str] = []
+    for kind in ("lossy", "extractive"):
+        for window in sorted({r.window for r in results if r.summaries == kind}):
+            aggs = aggregates(results, window, strategies, MEASURED, kind)
+            if not aggs:
+                continue
+            lines += [f"### {kind.capitalize()} summaries, {window // 1000}K window", "", *retention_table(aggs), ""]
+            if kind == "lossy":
+                found = retention_after_checks(aggs)
+                lines += [f"- {c.verdict}: {c.what} ({c.detail})" for c in found] + [""]
+    if not lines:
+        return []
+    return [
+        "## Retention when the summary keeps nothing verbatim",
+        "",
+        "Under **lossy** summaries the emulator's summary (ours, the peers', the API's on-demand compaction and "
+        "session-memory notes alike) is as long as a realistic one but quotes nothing: no user message, no path, "
+        "no todo item, no planted fact. What a strategy still shows after a compaction it keeps by itself. Each "
+        "trajectory states three facts (needles) in its first user turns and asks for them in a last turn; "
+        "**needles at the question** is the share the request carrying that question held. **Extractive** "
+        "summaries (the emulator's earlier default, quoting every user message) are there for comparison when run.",
+        "",
+        *lines,
+    ]
 
 
 def _scale_section(rows: list[dict[str, float]]) -> list[str]:
@@ -281,6 +355,8 @@ def write_report(
     scale: list[dict[str, float]] | None = None,
 ) -> None:
     names = [t.name for t in trajectories]
+    others = [r for r in results if r.summaries != REALISTIC]
+    results = [r for r in results if r.summaries == REALISTIC]
     lines = [
         *_header(wall_seconds, len(results), load, PAUSES, _relative(results_dir / "runs.csv", path.parent)),
         *_changes(),
@@ -292,6 +368,7 @@ def write_report(
     for window in sorted({r.window for r in results}):
         image = _relative(results_dir / f"input_tokens_{window // 1000}k.png", path.parent)
         lines += _window_section(results, window, strategies, variants, names, image)
+    lines += _summaries_section(others, strategies)
     lines += _scale_section(scale or [])
     lines += ["## Closing note", "", *closing_note(results, strategies, variants), ""]
     path.write_text("\n".join(lines), encoding="utf-8")
@@ -310,6 +387,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", default=",".join(str(w) for w in WINDOWS))
     parser.add_argument("--conditions", default=",".join(CONDITIONS), help="measured gaps, and/or the pauses condition")
     parser.add_argument(
+        "--summaries",
+        default="realistic,lossy",
+        help=f"who writes the summaries, of {', '.join(SUMMARY_CONDITIONS)} (realistic: the acceptance condition)",
+    )
+    parser.add_argument(
+        "--other-summary-windows",
+        default=",".join(str(w) for w in OTHER_SUMMARY_WINDOWS),
+        help="the windows the summary conditions other than realistic run at",
+    )
+    parser.add_argument(
         "--cache-read-multiplier",
         type=float,
         default=DEFAULT_READ_MULTIPLIER,
@@ -326,14 +413,20 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     strategies = args.strategies.split(",")
     variants = [] if args.no_variants else [v.name for v in DIAGNOSTIC_VARIANTS]
-    trajectories = load_all(shared_data=args.shared_data, recordings=RECORDINGS, fresh=args.fresh)
-    if args.only:
-        trajectories = [t for t in trajectories if t.name in args.only.split(",")]
+    summaries = tuple(args.summaries.split(","))
+    unknown = [s for s in summaries if s not in SUMMARY_CONDITIONS]
+    if unknown:
+        parser.error(f"--summaries: unknown {', '.join(unknown)}; one of {', '.join(SUMMARY_CONDITIONS)}")
+    only = args.only.split(",") if args.only else None
+    trajectories = load_all(shared_data=args.shared_data, recordings=RECORDINGS, fresh=args.fresh, only=only)
+    # Every trajectory states a few facts early and asks for them at the end (needles.py).
+    trajectories = [plant_needles(t) for t in trajectories]
     results_dir: Path = args.results_dir
     saved = results_dir / "results.json"
     if args.report_only:
         data = json.loads(saved.read_text(encoding="utf-8"))
-        results = [RunResult(**r) for r in data["runs"]]
+        # Results written before the summary conditions existed were all extractive.
+        results = [RunResult(**{"summaries": "extractive", **r}) for r in data["runs"]]
         wall = float(data["wall_seconds"])
         load = str(data.get("load", "not measured"))
         scale = list(data.get("pipeline_scale", []))
@@ -351,9 +444,12 @@ def main(argv: list[str] | None = None) -> int:
             shared_data=args.shared_data,
             conditions=conditions,
             read_multiplier=args.cache_read_multiplier,
+            summaries=summaries,
+            other_summary_windows=tuple(int(w) for w in args.other_summary_windows.split(",")),
         )
-    for window in sorted({r.window for r in results}):
-        plot(results, window, strategies, [t.name for t in trajectories], results_dir / f"input_tokens_{window // 1000}k.png")
+    realistic = [r for r in results if r.summaries == REALISTIC]
+    for window in sorted({r.window for r in realistic}):
+        plot(realistic, window, strategies, [t.name for t in trajectories], results_dir / f"input_tokens_{window // 1000}k.png")
     if not args.report_only:
         scale = measure_pipeline()
         wall = time.perf_counter() - started

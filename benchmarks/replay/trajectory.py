@@ -71,6 +71,8 @@ class Trajectory(BaseModel):
     name: str
     source: str  # where it came from (repository @ commit, path, or how it was recorded)
     turns: list[Turn]
+    # Facts planted in the user's early messages and asked about in the last turn (`needles.py`).
+    needles: list[str] = Field(default_factory=list)
 
     def scenario(self) -> dict[str, Any]:
         """The emulator's script: every step of every turn, in order."""
@@ -110,6 +112,10 @@ class Trajectory(BaseModel):
                     for path in paths_in_call(call):
                         seen.setdefault(path, None)
         return list(seen)
+
+    def steps_before(self, count: int) -> list[Step]:
+        """The first `count` steps, across turns."""
+        return [step for turn in self.turns for step in turn.steps][:count]
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -54,12 +54,22 @@ def test_the_plan_runs_each_lever_only_where_it_acts_and_pauses_only_on_multi_tu
     two = Trajectory(name="two", source="t", turns=[Turn(user=[UserText(text=f"q{i}")], steps=[Step(text="a")]) for i in range(2)])
     names = [s.name for s in [*STRATEGIES, *DIAGNOSTIC_VARIANTS]]
     tasks = plan([one, two], names, (50_000, 200_000, 1_000_000), ("measured", "pauses"))
-    assert ("measured", 1_000_000, "one", "naive") in tasks
-    assert not any(c == "pauses" and (t == "one" or w == 50_000) for c, w, t, _ in tasks)
-    assert ("pauses", 200_000, "two", "agent-repl with 1h cache") in tasks
-    assert not any(s == "agent-repl with 1h cache" and c == "measured" for c, _, _, s in tasks)
-    assert not any(s == "agent-repl with the earlier kept tail" and w == 1_000_000 for _, w, _, s in tasks)
-    assert not any(s == "agent-repl without the cost-aware trigger" and w == 50_000 for _, w, _, s in tasks)
+    assert ("measured", 1_000_000, "one", "naive", "realistic") in tasks
+    assert not any(c == "pauses" and (t == "one" or w == 50_000) for c, w, t, _, _ in tasks)
+    assert ("pauses", 200_000, "two", "agent-repl with 1h cache", "realistic") in tasks
+    assert not any(s == "agent-repl with 1h cache" and c == "measured" for c, _, _, s, _ in tasks)
+    assert not any(s == "agent-repl with the earlier kept tail" and w == 1_000_000 for _, w, _, s, _ in tasks)
+    assert not any(s == "agent-repl without the cost-aware trigger" and w == 50_000 for _, w, _, s, _ in tasks)
+
+
+def test_the_lossy_summaries_run_every_strategy_at_200k_without_levers_or_pauses():
+    two = Trajectory(name="two", source="t", turns=[Turn(user=[UserText(text=f"q{i}")], steps=[Step(text="a")]) for i in range(2)])
+    names = [s.name for s in [*STRATEGIES, *DIAGNOSTIC_VARIANTS]]
+    tasks = plan([two], names, (50_000, 200_000), ("measured", "pauses"), ("realistic", "lossy"))
+    lossy = [task for task in tasks if task[4] == "lossy"]
+    assert {s for *_, s, _ in lossy} == {s.name for s in STRATEGIES}
+    assert {(c, w) for c, w, *_ in lossy} == {("measured", 200_000)}
+    assert any(task[4] == "realistic" and task[3] == "agent-repl with 1h cache" for task in tasks)
 
 
 def test_the_report_and_the_csv_come_from_the_results(tmp_path: Path):
@@ -92,3 +102,36 @@ def test_the_report_and_the_csv_come_from_the_results(tmp_path: Path):
 
 def scale_row(tokens: int, cpu_ms: float) -> dict[str, float]:
     return {"messages": 3_000, "history_mb": 8.7, "view_tokens": tokens, "cpu_ms_per_turn": cpu_ms, "ms_per_turn": cpu_ms + 1}
+
+
+def point(users: tuple[int, int], above: int, todos: tuple[int, int] = (0, 0)) -> dict[str, object]:
+    return {"request": 3, "tokens": 1_000 + above, "above_base": above, "users": list(users), "files": [1, 1],
+            "todos": list(todos), "needles": [3, 3]}
+
+
+def test_the_report_shows_compactions_per_run_the_tokens_kept_and_lossy_retention(tmp_path: Path):
+    results = [
+        run("agent-repl", 90.0, compactions=2, after_compaction=[point((2, 2), 4_000), point((3, 3), 6_000)]),
+        run("naive", 100.0),
+        run("agent-repl", 95.0, summaries="lossy", compactions=1, after_compaction=[point((3, 3), 5_000, (2, 2))],
+            needles_at_question=[3, 3]),
+        run("codex-style", 99.0, summaries="lossy", compactions=1, after_compaction=[point((1, 3), 2_000)],
+            needles_at_question=[1, 3]),
+    ]
+    trajectory = Trajectory(name="t", source="test", turns=[Turn(user=[UserText(text="q")], steps=[Step(text="a")])])
+    out = tmp_path / "BENCHMARKS.md"
+    write_csv(results, tmp_path / "results" / "runs.csv")
+    write_report(results, [trajectory], ["agent-repl", "naive", "codex-style"], [], 60.0, out, tmp_path / "results")
+    text = out.read_text(encoding="utf-8")
+    # The main table (realistic summaries only): compactions per run and the mean kept above the base, by the cost.
+    assert "| vs agent-repl | compactions per run | kept above base |" in text
+    assert "| agent-repl | 0K | 0.00 | +0% | 2.0 | 5,000 |" in text
+    assert "### Lossy summaries, 200K window" in text
+    assert "| agent-repl | 0K | 1 | 5,000 | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% | 100.0% |" in text
+    assert "| codex-style | 0K | 1 | 2,000 | 33.3% (1 lost some) | 100.0% | n/a | 100.0% | 33.3% | 100.0% |" in text
+    assert "- MET: agent-repl keeps 100% of user messages after every compaction (3/3 over 1 runs, 0 compactions lost some)" in text
+    assert "- MET: agent-repl keeps 100% of todo items after every compaction" in text
+    rows = list(csv.DictReader((tmp_path / "results" / "runs.csv").open(encoding="utf-8")))
+    assert [(r["summaries"], r["kept_above_base"], r["users_after_compaction"]) for r in rows][::3] == [
+        ("realistic", "5000", "5/5"), ("lossy", "2000", "1/3")
+    ]
