@@ -397,12 +397,15 @@ class Compactor:
         kept_index = next((i for i, m in enumerate(view) if m.uuid == kept_from), len(view))
         kept = view[kept_index:]
         files = recently_read_files(view[:kept_index], kept, state, session.permissions)
+        # The todo list and the plan as the whole session left them: after an earlier compaction the
+        # call that wrote them is no longer in the view, only its re-injected reminder.
+        history = [m for m in session.messages if m.uuid not in state.rewound]
         standing = (
             standing_context(session.messages, kept),
             *(f.text for f in files),
             *skill_reminders(view[:kept_index], kept, state, _reinjection_budget(state)),
-            todo_reminder(latest_todos(view)),
-            plan_reminder(latest_approved_plan(view)),
+            todo_reminder(latest_todos(history)),
+            plan_reminder(latest_approved_plan(history)),
             touched_files_reminder(session.messages, kept) if state.config.list_touched_files else "",
             error_reminder(view[:kept_index], kept, _summary_text(summary_message)),
             _user_messages(session, state, kept, summary_message),

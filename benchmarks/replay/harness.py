@@ -53,7 +53,7 @@ from benchmarks.replay.stages import DropOldestRounds
 from benchmarks.replay.strategies import PeerCompaction, Strategy
 from benchmarks.replay.summarizers import DEFAULT_CONDITION, summarizer_for
 from benchmarks.replay.timeline import GapSamples, Pauses, SimClock, with_times
-from benchmarks.replay.trajectory import Trajectory, paths_in_call
+from benchmarks.replay.trajectory import Trajectory, UserText, paths_in_call
 
 MODEL = "claude-sonnet-5-5"
 # Sonnet 5.5's cache-read price relative to input: the reference gives 0.1 or 0.05; 0.1 is the
@@ -189,6 +189,16 @@ def model_table(read_multiplier: float) -> dict[str, ModelSpec]:
     return {name: replace(spec, cache_read_multiplier=read_multiplier) if spec.id == MODEL else spec for name, spec in table.items()}
 
 
+def split_prompt(user: list[UserText]) -> tuple[list[UserText], str]:
+    """(the messages to add before the turn, the prompt the turn opens with). The prompt is the
+    turn's last typed message: a client-injected text after it (a skill's body, which Claude Code
+    records as meta) goes before it as meta, as it would never be typed."""
+    if not user:
+        return [], "Continue."
+    last = max((i for i, u in enumerate(user) if not u.is_meta), default=len(user) - 1)
+    return [u for i, u in enumerate(user) if i != last], user[last].text
+
+
 async def run_one(
     trajectory: Trajectory,
     strategy: Strategy,
@@ -249,9 +259,9 @@ async def _run_one(
             probe.asking = number == len(trajectory.turns)
             await session.ensure_started()
             clock.advance(turn.think_seconds or 0.0)
-            for extra in turn.user[:-1]:
+            extras, prompt = split_prompt(turn.user)
+            for extra in extras:
                 await session.append(UserMessage(content=extra.text, is_meta=extra.is_meta))
-            prompt = turn.user[-1].text if turn.user else "Continue."
             users_sent += [u.text for u in turn.user if u.text in typed]
             ended = [e async for e in session.run_turn(prompt) if isinstance(e, TurnEnded)]
             expected_steps += len(turn.steps)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from agent_repl.bootstrap import close_session, open_session
-from agent_repl.context.attachments import MAX_TOKENS_PER_FILE
+from agent_repl.context.attachments import MAX_TOKENS_PER_FILE, plan_reminder
 from agent_repl.core.loop.compact import compact_now
 from agent_repl.core.model.todos import parse_todos, todo_reminder
 from agent_repl.core.permissions.mode import PermissionMode
@@ -126,3 +126,38 @@ async def test_paths_searched_and_run_before_a_compaction_are_listed_after_it(tm
         assert "Paths the tool calls named before the conversation was compacted" in last
         for path in (str(project / "pkg"), "scripts/check_engine.py", "pkg/engine.py"):
             assert path in last
+
+
+async def test_the_todo_list_and_the_plan_survive_a_second_compaction(tmp_path: Path):
+    # After the first compaction the TodoWrite and ExitPlanMode calls are summarized away; the second
+    # compaction still puts the list and the plan back, whatever the summary kept.
+    project = tmp_path / "project"
+    project.mkdir()
+    steps = [
+        {"tools": [{"name": "TodoWrite", "input": {"todos": TODOS}}]},
+        {"tools": [{"name": "ExitPlanMode", "input": {"plan": PLAN}}]},
+        {"text": "Planned."},
+        {"text": "Still here after the first compaction."},
+        {"text": "And after the second."},
+    ]
+    server = EmulatorServer(policy=_policy(steps), summarizer=AgentSummarizer())
+    server.start()
+
+    async def approve(request):  # type: ignore[no-untyped-def]
+        return Decision.ALLOW_ALWAYS if request.tool_name == "ExitPlanMode" else Decision.ALLOW_ONCE
+
+    session = await open_session(settings_for(server, tmp_path, skip_permissions=False), project, ask=approve)
+    try:
+        session.mode.set(PermissionMode.PLAN)
+        await run(session, "plan the rename")
+        assert await compact_now(session, "manual").run_to_end() is True
+        await run(session, "carry on")
+        assert await compact_now(session, "manual").run_to_end() is True
+        await run(session, "and again")
+        last = json.dumps(server.recordings.messages[-1].body["messages"], ensure_ascii=False)
+    finally:
+        await close_session(session)
+        server.stop()
+
+    assert json.dumps(todo_reminder(parse_todos(TODOS) or []), ensure_ascii=False)[1:-1] in last
+    assert json.dumps(plan_reminder(PLAN), ensure_ascii=False)[1:-1] in last
