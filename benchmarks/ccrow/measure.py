@@ -1,0 +1,158 @@
+"""What one run measures, read off the requests the emulator saw, the same way for both agents.
+
+A compaction is a main request whose messages no longer extend the previous main request's
+(the conversation was rewritten) and whose context is at most `SHRINK` of the previous one's,
+whatever wrote its summary (a summary request, the API's compaction, session memory). Other
+rewrites (thinking dropped, a reminder moved) are counted apart. At each compaction: the context
+the last main request before it sent, the context the first one after it sent, and what that
+first request still holds verbatim (its system prompt and messages): the typed prompts sent so
+far, the module paths read so far, the todo items, the needle facts planted so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_repl.emulator.blocks import digest, strip_bookkeeping
+from agent_repl.emulator.models import ModelSpec
+from benchmarks.ccrow.policy import Client, Kind, classify
+from benchmarks.ccrow.sessions import Session
+from benchmarks.replay.meter import MeteredEngine, RequestLog
+from benchmarks.replay.metrics import cost_units, retention, view_text
+
+# Turn (1-based) in which each needle is planted: codename and reviewer first, the ticket second.
+NEEDLE_TURNS = (1, 1, 2)
+MEASURES = ("users", "paths", "todos", "needles")
+SHRINK = 0.8
+
+
+@dataclass
+class Compaction:
+    before: int  # context of the last main request before it
+    after: int  # context of the first main request after it
+    kept: dict[str, tuple[int, int]] = field(default_factory=dict)  # measure -> (found, total)
+
+
+@dataclass
+class Progress:
+    """How far the runner has got: prompts sent so far."""
+
+    sent: int = 0
+
+
+def message_digests(body: dict[str, Any]) -> list[bytes]:
+    """One digest per message, cache markers left out."""
+    digests = []
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else message
+        if isinstance(content, list):
+            content = [strip_bookkeeping(b) if isinstance(b, dict) else b for b in content]
+        digests.append(digest([message.get("role") if isinstance(message, dict) else None, content]))
+    return digests
+
+
+def extends(previous: list[bytes], current: list[bytes]) -> bool:
+    return len(current) >= len(previous) and current[: len(previous)] == previous
+
+
+def request_view(body: dict[str, Any]) -> str:
+    """Every string the model is shown: the system prompt and the messages."""
+    return view_text([body.get("system") or [], body.get("messages") or []])
+
+
+def kept_after(session: Session, sent: int, view: str) -> dict[str, tuple[int, int]]:
+    """What the view holds of what the session said and touched in its first `sent` turns."""
+    planted = [n for n, turn in zip(session.needles, NEEDLE_TURNS, strict=False) if turn <= sent]
+    return {
+        "users": retention(session.prompts[:sent], view),
+        "paths": retention(session.paths[:sent], view),
+        "todos": retention(session.todos if sent else (), view),
+        "needles": retention(planted, view),
+    }
+
+
+@dataclass
+class CompactionWatch:
+    session: Session
+    progress: Progress
+    compactions: list[Compaction] = field(default_factory=list)
+    rewrites: int = 0
+    first: int = 0  # the first main request's context (system prompt, tools, first prompt)
+    growth: list[int] = field(default_factory=list)  # context added from one main request to the next
+    _previous: list[bytes] | None = None
+    _previous_tokens: int = 0
+
+    def main(self, body: dict[str, Any], tokens: int) -> None:
+        digests = message_digests(body)
+        if self._previous is None:
+            self.first = tokens
+        elif extends(self._previous, digests):
+            self.growth.append(tokens - self._previous_tokens)
+        elif tokens > SHRINK * self._previous_tokens:
+            self.rewrites += 1
+        else:
+            kept = kept_after(self.session, self.progress.sent, request_view(body))
+            self.compactions.append(Compaction(self._previous_tokens, tokens, kept))
+        self._previous, self._previous_tokens = digests, tokens
+
+
+class RowEngine(MeteredEngine):
+    """The metered engine, with each request's kind as the row's policy sees it and the watch fed."""
+
+    def __init__(self, *args: Any, client: Client, watch: CompactionWatch, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.client = client
+        self.watch = watch
+
+    def kind_of(self, body: dict[str, Any]) -> Kind:
+        return classify(body, self.client, self.watch.session.prompts)
+
+    def prepare(self, body: dict[str, Any], **kwargs: Any) -> Any:
+        prepared = super().prepare(body, **kwargs)
+        entry = self.log[-1]
+        entry.kind = self.kind_of(body)
+        if entry.kind == "main" and not entry.overflow:
+            self.watch.main(body, entry.total_tokens)
+        return prepared
+
+
+def share(compactions: list[Compaction], measure: str) -> float | None:
+    """Found / total over every compaction (None: nothing to keep)."""
+    found = sum(c.kept[measure][0] for c in compactions if measure in c.kept)
+    total = sum(c.kept[measure][1] for c in compactions if measure in c.kept)
+    return found / total if total else None
+
+
+def entry_units(entry: RequestLog, spec: ModelSpec) -> float:
+    """One request's cost in units of an uncached input token, as `cost_units` prices a run."""
+    usage = entry.usage or {}
+    split = usage.get("cache_creation") or {}
+    written = int(usage.get("cache_creation_input_tokens") or 0)
+    one_hour = int(split.get("ephemeral_1h_input_tokens") or 0)
+    totals = {
+        "input_tokens": int(usage.get("input_tokens") or 0),
+        "cache_write_5m_tokens": written - one_hour,
+        "cache_write_1h_tokens": one_hour,
+        "cache_read_tokens": int(usage.get("cache_read_input_tokens") or 0),
+        "output_tokens": entry.output_tokens,
+    }
+    return cost_units(totals, spec)
+
+
+def cost_by_kind(log: list[RequestLog], spec: ModelSpec) -> dict[str, float]:
+    costs: dict[str, float] = {}
+    for entry in log:
+        costs[entry.kind] = costs.get(entry.kind, 0.0) + entry_units(entry, spec)
+    return costs
+
+
+def kinds(log: list[RequestLog]) -> dict[str, int]:
+    counted: dict[str, int] = {}
+    for entry in log:
+        counted[entry.kind] = counted.get(entry.kind, 0) + 1
+    return counted
+
+
+KindOf = Callable[[dict[str, Any]], Kind]
