@@ -80,7 +80,9 @@ class CompactionWatch:
     compactions: list[Compaction] = field(default_factory=list)
     rewrites: int = 0
     first: int = 0  # the first main request's context (system prompt, tools, first prompt)
-    growth: list[int] = field(default_factory=list)  # context added from one main request to the next
+    growth: list[int] = field(
+        default_factory=list
+    )  # context added from one main request to the next (no compaction between)
     _previous: list[bytes] | None = None
     _previous_tokens: int = 0
 
@@ -92,6 +94,7 @@ class CompactionWatch:
             self.growth.append(tokens - self._previous_tokens)
         elif tokens > SHRINK * self._previous_tokens:
             self.rewrites += 1
+            self.growth.append(tokens - self._previous_tokens)
         else:
             kept = kept_after(self.session, self.progress.sent, request_view(body))
             self.compactions.append(Compaction(self._previous_tokens, tokens, kept))

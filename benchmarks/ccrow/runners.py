@@ -53,7 +53,7 @@ class RowResult:
     compactions: list[Compaction] = field(default_factory=list)
     rewrites: int = 0
     first_context: int = 0
-    context_added: int = 0  # summed over main requests that extend the one before
+    context_added: int = 0  # summed over consecutive main requests with no compaction between
     # The agent's own count: compact boundaries in its transcript (Claude Code) or its session.
     own_compactions: int | None = None
     turns_done: int = 0
@@ -296,4 +296,4 @@ def claude_version() -> str | None:
         timeout=60,
         env={**os.environ, "HOME": tempfile.gettempdir()},
     )
-    return out.stdout.strip() or None
+    return out.stdout.strip().removesuffix("(Claude Code)").strip() or None
