@@ -18,7 +18,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.ccrow.conditions import CONDITIONS, source_of, summarizer_for
+from benchmarks.ccrow.conditions import CONDITIONS, SOURCE, summarizer_for
 from benchmarks.ccrow.report import render
 from benchmarks.ccrow.runners import RowResult, claude_version, run_agent_repl, run_claude_code
 from benchmarks.ccrow.sessions import PLANS, build_session, source_tree
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                         flush=True,
                     )
     minutes = (time.perf_counter() - started) / 60
-    sources = {c: source_of(c) for c in conditions}
+    sources = {c: SOURCE for c in conditions}
     args.out.write_text(
         render(results, command=COMMAND, version=version, wall_minutes=minutes, sources=sources),
         encoding="utf-8",

@@ -14,7 +14,7 @@ from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies import PolicyRequest
 from agent_repl.offline.summary import AgentSummarizer
 from benchmarks import claude_code_row
-from benchmarks.ccrow.conditions import CountingSummarizer, summarizer_for
+from benchmarks.ccrow.conditions import summarizer_for
 from benchmarks.ccrow.measure import CompactionWatch, Progress, extends, kept_after, message_digests
 from benchmarks.ccrow.policy import SIDE_REPLY, RowPolicy, appended_instruction, classify, without_instruction
 from benchmarks.ccrow.report import verdict
@@ -263,9 +263,10 @@ def test_the_targets_cost_compactions_and_retention() -> None:
     assert not verdict(row("agent-repl", 50, 3), row("claude-code", 100, 1)).compactions
 
 
-def test_the_lossy_fallback_keeps_nothing_verbatim() -> None:
+def test_the_lossy_condition_keeps_nothing_verbatim_and_the_realistic_one_quotes() -> None:
     said = body(user(text(PROMPTS[0])), call("toolu_1"), user(result("toolu_1", "x")))
-    assert PROMPTS[0] not in CountingSummarizer().summary(said, "summary")
+    assert PROMPTS[0] not in summarizer_for("lossy").summary(said, "summary")
+    assert PROMPTS[0] in summarizer_for("realistic").summary(said, "summary")
     with pytest.raises(ValueError, match="unknown summary condition"):
         summarizer_for("generous")
 
