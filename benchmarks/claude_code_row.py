@@ -5,7 +5,8 @@
 Each session (`benchmarks/ccrow/sessions.py`) is played by both agents at each window and summary
 condition, against the emulator as the model; the report puts their cost, compactions, context
 sizes, retention and overflows side by side. Without `claude` on PATH it says so and exits 0.
-Options: `--sessions a,b`, `--windows 200000,100000`, `--conditions realistic,lossy`, `--out FILE`.
+Options: `--sessions a,b`, `--windows 200000,100000`, `--conditions realistic,lossy`, `--out FILE`,
+`--no-levers` (skip agent-repl's lever variants, `benchmarks/ccrow/levers.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from benchmarks.ccrow.conditions import CONDITIONS, SOURCE, summarizer_for
+from benchmarks.ccrow.levers import DEFAULTS, LEVERS
 from benchmarks.ccrow.report import render
 from benchmarks.ccrow.runners import RowResult, claude_version, run_agent_repl, run_claude_code
 from benchmarks.ccrow.sessions import PLANS, build_session, source_tree
@@ -36,7 +38,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--windows", default=",".join(str(w) for w in WINDOWS))
     parser.add_argument("--conditions", default=",".join(CONDITIONS))
     parser.add_argument("--out", type=Path, default=HERE / "claude_code_row.md")
+    parser.add_argument("--no-levers", action="store_true", help="skip agent-repl's lever variants")
     return parser
+
+
+def _report(result: RowResult) -> RowResult:
+    print(
+        f"{result.session} {result.window} {result.condition} {result.agent}: {result.cost_units / 1000:,.0f}K units, "
+        f"{len(result.compactions)} compactions, {result.turns_done}/{result.turns} turns {result.note} "
+        f"({result.wall_seconds:.0f}s)",
+        flush=True,
+    )
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,21 +71,13 @@ def main(argv: list[str] | None = None) -> int:
         session = build_session(plan, tree)
         for window in windows:
             for condition in conditions:
-                for agent in ("claude-code", "agent-repl"):
-                    summarizer = summarizer_for(condition)
-                    if agent == "claude-code":
-                        result = run_claude_code(session, tree.parent, window, summarizer, condition)
-                    else:
-                        result = asyncio.run(
-                            run_agent_repl(session, tree.parent, window, summarizer, condition)
-                        )
-                    results.append(result)
-                    print(
-                        f"{plan.name} {window} {condition} {agent}: {result.cost_units / 1000:,.0f}K units, "
-                        f"{len(result.compactions)} compactions, {result.turns_done}/{result.turns} turns "
-                        f"{result.note} ({result.wall_seconds:.0f}s)",
-                        flush=True,
-                    )
+                summarizer = summarizer_for(condition)
+                results.append(_report(run_claude_code(session, tree.parent, window, summarizer, condition)))
+                # The levers run under the acceptance condition (the first) only.
+                levers = [DEFAULTS] if args.no_levers or condition != conditions[0] else [DEFAULTS, *LEVERS]
+                for lever in levers:
+                    run = run_agent_repl(session, tree.parent, window, summarizer, condition, lever)
+                    results.append(_report(asyncio.run(run)))
     minutes = (time.perf_counter() - started) / 60
     sources = {c: SOURCE for c in conditions}
     args.out.write_text(

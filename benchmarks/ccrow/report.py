@@ -115,6 +115,29 @@ def section(
     return lines
 
 
+def levers(results: list[RowResult], condition: str) -> list[str]:
+    """agent-repl's lever variants next to its defaults and Claude Code, per window and session."""
+    variants = [r for r in results if r.condition == condition and r.agent not in ("claude-code",)]
+    if {r.agent for r in variants} <= {"agent-repl"}:
+        return []
+    lines = [
+        f"### Levers ({condition} summaries; agent-repl with one thing changed, not product settings)",
+        "",
+        "| window | session | agent | cost (K units) | vs CC | compactions | kept: users / paths / todos / needles |",
+        "|---|---|---|---:|---:|---:|---|",
+    ]
+    cc = {(r.window, r.session): r for r in results if r.condition == condition and r.agent == "claude-code"}
+    for result in sorted(variants, key=lambda r: (-r.window, r.session, r.agent)):
+        base = cc.get((result.window, result.session))
+        ratio = f"{result.cost_units / base.cost_units:.2f}x" if base and base.cost_units else "n/a"
+        keeps = " / ".join(_pct(share(result.compactions, m)) for m in MEASURES)
+        lines.append(
+            f"| {_k(result.window)} | {result.session} | {result.agent} | {result.cost_units / 1000:,.0f}K | "
+            f"{ratio} | {len(result.compactions)} | {keeps} |"
+        )
+    return [*lines, ""]
+
+
 def drivers(results: list[RowResult], condition: str) -> list[str]:
     """What the cost is made of, per session and agent: the first request, the context the
     session's steps added (the same steps for both: the tools' output as each agent shapes it),
@@ -126,7 +149,7 @@ def drivers(results: list[RowResult], condition: str) -> list[str]:
         "|---|---|---|---:|---:|---|",
     ]
     for result in sorted(results, key=lambda r: (-r.window, r.session, r.agent)):
-        if result.condition != condition:
+        if result.condition != condition or result.agent not in ("claude-code", "agent-repl"):
             continue
         split = " / ".join(
             f"{result.cost_by_kind.get(k, 0.0) / 1000:,.0f}" for k in ("main", "summary", "memory")
@@ -165,4 +188,5 @@ def render(
         for condition in conditions:
             out += section(window, condition, grouped)
     out += drivers(results, conditions[0])
+    out += levers(results, conditions[0])
     return "\n".join(out) + "\n"

@@ -30,6 +30,7 @@ from agent_repl.emulator.models import default_model_table
 from agent_repl.emulator.policies.summary import Summarizer
 from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
+from benchmarks.ccrow.levers import DEFAULTS, Lever
 from benchmarks.ccrow.measure import Compaction, CompactionWatch, Progress, RowEngine, cost_by_kind, kinds
 from benchmarks.ccrow.policy import Client, RowPolicy, classify
 from benchmarks.ccrow.sessions import Session
@@ -244,7 +245,7 @@ def run_claude_code(
 
 
 async def run_agent_repl(
-    session: Session, cwd: Path, window: int, summarizer: Summarizer, condition: str
+    session: Session, cwd: Path, window: int, summarizer: Summarizer, condition: str, lever: Lever = DEFAULTS
 ) -> RowResult:
     started = time.perf_counter()
     bench = Bench(session, "agent-repl", window, summarizer)
@@ -258,7 +259,9 @@ async def run_agent_repl(
     settings = load_settings(
         cwd=cwd, env=env, overrides={"skip_permissions": True, "context_window": window, "model": MODEL}
     )
-    agent = await open_session(settings, cwd)
+    agent = await open_session(settings, cwd, tools=lever.tools() if lever.tools else None)
+    if lever.configure is not None:
+        lever.configure(agent)
     done, note = 0, ""
     try:
         for index, turn in enumerate(session.turns):
@@ -280,7 +283,7 @@ async def run_agent_repl(
         await close_session(agent)
         bench.server.stop()
         shutil.rmtree(home, ignore_errors=True)
-    result = bench.result("agent-repl", condition, started)
+    result = bench.result(lever.name, condition, started)
     result.turns_done, result.note, result.own_compactions = done, note, own
     return result
 
