@@ -12,6 +12,7 @@ schemas, size limits and flags to the model and the pipeline; any other tool a s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -93,7 +94,25 @@ class ReplayTool(Tool):
         if recorded is None:
             return ToolOutput.error(UNKNOWN_CALL)
         text, is_error = recorded
-        return ToolOutput(content=text, is_error=is_error, summary=text.splitlines()[0][:80] if text else "")
+        structured = bash_structured(text, is_error) if self._name == "Bash" else None
+        return ToolOutput(
+            content=text, is_error=is_error, structured=structured, summary=text.splitlines()[0][:80] if text else ""
+        )
+
+
+def bash_structured(text: str, is_error: bool) -> dict[str, Any]:
+    """The structured result our Bash tool gives with its text (its exit code, the merged output), so
+    a command that exited non-zero counts as one that ran, as it does in a live session."""
+    head, _, rest = text.partition("\n")
+    code = int(head.removeprefix("Exit code ")) if is_error and re.fullmatch(r"Exit code \d+", head) else 0
+    return {
+        "stdout": rest if code else text,
+        "stderr": "",
+        "interrupted": False,
+        "isImage": False,
+        "returnCode": code if code else (1 if is_error else 0),
+        "outputMerged": True,
+    }
 
 
 def _step_ids(trajectory: Trajectory, scenario: dict[str, Any]) -> list[list[str]]:

@@ -8,6 +8,7 @@ import asyncio
 from benchmarks.replay.harness import RetentionProbe, run_one
 from benchmarks.replay.metrics import Aggregate, RunResult, todo_items
 from benchmarks.replay.needles import needle_values, plant_needles
+from benchmarks.replay.replay_tools import bash_structured
 from benchmarks.replay.report import retention_after_checks
 from benchmarks.replay.strategies import STRATEGIES
 from benchmarks.replay.trajectory import Step, ToolCall, Trajectory, Turn, UserText
@@ -59,6 +60,12 @@ def probe_after_one_compaction(view: str) -> RetentionProbe:
     return probe
 
 
+def test_a_replayed_bash_failure_carries_its_exit_code_as_our_bash_does():
+    structured = bash_structured("Exit code 2\nno such file", True)
+    assert structured["returnCode"] == 2 and structured["stdout"] == "no such file"
+    assert bash_structured("ok", False)["returnCode"] == 0
+
+
 def test_the_measure_notices_a_dropped_needle_after_a_compaction():
     planted = plant_needles(one_turn())
     users = [u.text for u in planted.turns[0].user]
@@ -78,14 +85,18 @@ def test_the_measure_notices_a_dropped_needle_after_a_compaction():
 
 
 def test_agent_repl_keeps_every_user_message_and_needle_after_each_lossy_compaction():
-    """Through the real loop: the summary quotes nothing, and the view still holds what the user said."""
+    """Through the real loop: the summary quotes nothing, and the view still holds what the user said
+    and the paths the calls named, a failed command's too (it ran: it has an exit code)."""
     t = plant_needles(long_trajectory())
+    failed = t.turns[0].steps[0].tools[0]
+    failed.output, failed.is_error = f"Exit code 1\n{failed.output}", True
     strategy = next(s for s in STRATEGIES if s.name == "agent-repl")
     result = asyncio.run(run_one(t, strategy, WINDOW, summaries="lossy"))
     assert result.completed and result.compactions >= 1
     assert len(result.after_compaction) == result.compactions
     for point in result.after_compaction:
         assert point["users"][0] == point["users"][1] and point["needles"] == [3, 3], point
+        assert point["files"][0] == point["files"][1], point
         assert point["above_base"] > 0
     assert result.needles_at_question == [3, 3]
     # Realistic-sized summaries: the meter charges thousands of output tokens for each.
