@@ -136,7 +136,7 @@ async def measure_interaction(messages: int, keys: int, chunks: int) -> dict:
 
     from agent_repl.core.model.events import TextDelta
     from agent_repl.ui.app import AgentApp
-    from agent_repl.ui.widgets.messages import StreamingAnswerView
+    from agent_repl.ui.widgets.streaming import StreamingAnswerView
 
     with tempfile.TemporaryDirectory() as tmp:
         home, cwd = Path(tmp) / "home", Path(tmp) / "project"

@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from agent_repl.core.model.visible import show_controls
+from agent_repl.ui.gc_policy import GcPolicy
 from agent_repl.ui.launcher import Launcher, LaunchError, warm_sdk_in_background
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.screens.permission import PermissionAsker
@@ -120,6 +121,7 @@ class AgentApp(App[int]):
         self._ctrl_c = SecondPress(clock)
         self._escape = SecondPress(clock)
         self._sdk_ready: asyncio.Future | None = None
+        self.gc_policy = GcPolicy()
         self.permission_asker = PermissionAsker(self, launcher.cwd, self._notify)
         # Not `_closed`: Textual's message pump uses that name, and setting it drops every later message.
         self._shut_down = False
@@ -198,6 +200,7 @@ class AgentApp(App[int]):
             history_path(session.settings.home, session.cwd), redactor=session.redactor
         ).load()
         await self.session_display.show(session)
+        self.call_after_refresh(self.gc_policy.history_shown)
         self.query_one(UserStatusLine).configure(session)
         for notice in self.launcher.notices:
             await self.conversation.add_notice(notice, "info")
@@ -324,6 +327,7 @@ class AgentApp(App[int]):
         if self.session is not None:
             self.session_display.refresh_marks(self.session)
             self.session_display.show_context_figure(self.session, message.next_request_tokens)
+        self.call_after_refresh(self.gc_policy.turn_ended)
         self._next_pending()
 
     # -- commands --------------------------------------------------------------------------------
@@ -384,6 +388,7 @@ class AgentApp(App[int]):
         session = self.session
         if isinstance(result, r.SessionSwitched) and session is not None:
             await self.session_display.show(session)
+            self.call_after_refresh(self.gc_policy.history_shown)
             self.query_one(UserStatusLine).configure(session)
         elif session is not None:
             await self.conversation.add_messages(session.messages)

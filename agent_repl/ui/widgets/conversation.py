@@ -1,7 +1,7 @@
 """The scrolling conversation: the whole history, with only a window of it mounted.
 
 Items for every history entry are kept as data (`HistoryView`); widgets exist only for the
-newest ~`max_lines` lines plus whatever the user scrolled back to. Reaching the top mounts the
+newest ~`max_lines` lines (at most `MAX_MOUNTED_ITEMS` items) plus whatever the user scrolled back to. Reaching the top mounts the
 previous batch above (keeping the view still); new content while at the bottom unmounts the
 oldest widgets again, so memory follows what is mounted, not the length of the session.
 """
@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 from rich.console import RenderableType
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
 
 from agent_repl.core.model.messages import ServerToolResultBlock
 from agent_repl.core.model.visible import show_controls
@@ -38,11 +36,11 @@ from agent_repl.ui.widgets.messages import (
     CommandOutput,
     LocalCommandView,
     NoticeView,
-    StreamingAnswerView,
     StreamingThinkingView,
     ThinkingView,
     UserMessageView,
 )
+from agent_repl.ui.widgets.streaming import StreamingAnswerView
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
@@ -54,7 +52,9 @@ ItemWidget = (
     UserMessageView | AssistantMessageView | ThinkingView | ToolBlock | CompactDivider | LocalCommandView | NoticeView
 )
 
-DEFAULT_MAX_LINES = 1_200
+DEFAULT_MAX_LINES = 400
+# Each mounted widget costs every layout something, however few lines it has.
+MAX_MOUNTED_ITEMS = 80
 SCROLL_BACK_LINES = 400
 
 
@@ -75,10 +75,12 @@ def make_widget(item: Item) -> ItemWidget:
     return NoticeView(item)
 
 
-def tail_start(items: list[Item], budget_lines: int) -> int:
-    """The index from which the newest items fit in `budget_lines` (at least the last one)."""
+def tail_start(items: list[Item], budget_lines: int, budget_items: int = MAX_MOUNTED_ITEMS) -> int:
+    """The index from which the newest items fit in `budget_lines` and `budget_items` (at least the last one)."""
     total, index = 0, len(items)
-    while index > 0 and (total + items[index - 1].lines() <= budget_lines or index == len(items)):
+    while index > 0 and (
+        (total + items[index - 1].lines() <= budget_lines and len(items) - index < budget_items) or index == len(items)
+    ):
         index -= 1
         total += items[index].lines()
     return index
@@ -94,7 +96,6 @@ class Conversation(VerticalScroll):
         self.widgets: dict[str, ItemWidget] = {}
         self.marks = ViewMarks()
         self._seen: set[str] = set()
-        self._stream: MarkdownStream | None = None
         self._stream_view: StreamingAnswerView | None = None
         self._thinking_view: StreamingThinkingView | None = None
         self._loading_older = False
@@ -117,7 +118,7 @@ class Conversation(VerticalScroll):
         self.marks = marks or ViewMarks()
         self._seen = {m.uuid for m in messages}
         items = self.view.extend(messages)
-        self.first = tail_start(items, self.max_lines * 3 // 4)
+        self.first = tail_start(items, self.max_lines * 3 // 4, MAX_MOUNTED_ITEMS * 3 // 4)
         await self.mount_all([self._widget_for(item) for item in items[self.first :]])
         self.anchor()
 
@@ -254,12 +255,10 @@ class Conversation(VerticalScroll):
                 widget.refresh_item()
 
     async def _stream_text(self, text: str) -> None:
-        if self._stream is None:
-            view = StreamingAnswerView()
-            await self.mount(view)
-            self._stream_view = view
-            self._stream = Markdown.get_stream(view)
-        await self._stream.write(show_controls(text))
+        if self._stream_view is None:
+            self._stream_view = StreamingAnswerView()
+            await self.mount(self._stream_view)
+        self._stream_view.append(show_controls(text))
 
     async def _stream_thinking(self, text: str) -> None:
         if not text:
@@ -296,27 +295,26 @@ class Conversation(VerticalScroll):
         await self.add_message(message)
 
     async def _end_stream(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+        if self._stream_view is not None:
+            self._stream_view.settle()
         self._stream_view = None
 
     @property
     def streaming(self) -> bool:
-        return self._stream is not None
+        return self._stream_view is not None
 
     # -- keeping the mounted window small ------------------------------------------------
 
     def _prune(self) -> None:
-        """At the bottom, unmount the oldest widgets once the mounted lines go over the limit."""
+        """At the bottom, unmount the oldest widgets once the mounted lines or items go over the limit."""
         if self._loading_older or self.scroll_y < self.max_scroll_y - 1:
             return
         lines = self.mounted_lines()
-        if lines <= self.max_lines:
+        if lines <= self.max_lines and len(self.mounted_items) <= MAX_MOUNTED_ITEMS:
             return
-        keep = self.max_lines * 3 // 4
+        keep, keep_items = self.max_lines * 3 // 4, MAX_MOUNTED_ITEMS * 3 // 4
         doomed: list[Widget] = []
-        while self.first < len(self.view.items) - 1 and lines > keep:
+        while self.first < len(self.view.items) - 1 and (lines > keep or len(self.view.items) - self.first > keep_items):
             item = self.view.items[self.first]
             widget = self.widgets.pop(item.key, None)
             if widget is not None:

@@ -7,7 +7,7 @@ from rich.console import RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from agent_repl.core.model.visible import show_controls
 from agent_repl.ui.history_view import (
@@ -127,14 +127,6 @@ class StreamingThinkingView(Static):
         shown = Text("✻ ", style="dim")
         shown.append("\n  ".join(lines[-THINKING_COLLAPSED_LINES:]), style="dim italic")
         self.update(shown)
-
-
-class StreamingAnswerView(Markdown):
-    """The reply being streamed, fed through `Markdown.get_stream`; replaced by an
-    `AssistantMessageView` when its message is complete."""
-
-    def __init__(self) -> None:
-        super().__init__("", classes="message assistant streaming")
 
 
 class NoticeView(Static):

@@ -1,0 +1,47 @@
+"""When Python's cyclic garbage collector runs, so that it never pauses a streamed answer.
+
+A full collection walks every live object: with a long history loaded that is a pause of a tenth
+of a second or more, at whatever moment the allocation counters say, often in the middle of a
+streamed chunk. So the long-lived objects (the loaded history, the turns already shown) are moved
+out of the collector's sight with `gc.freeze()` at quiet moments, and the collections that run
+during a turn only walk what the turn made. Frozen objects are never collected, so every so many
+turns, at a turn's end, everything is unfrozen and collected once, returning what became garbage
+since (widgets unmounted from the top of the conversation, a replaced session's history).
+"""
+
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+
+# Turns between two collections of everything (each one pauses as long as a full collection does).
+FULL_COLLECTION_EVERY = 25
+
+
+@dataclass
+class GcPolicy:
+    """Freeze what is long-lived after a history is shown and after each turn; collect it all
+    every `full_every` turns."""
+
+    full_every: int = FULL_COLLECTION_EVERY
+    turns_since_full: int = 0
+
+    def history_shown(self) -> None:
+        """A history was just loaded and drawn (start, resume, /clear): what it replaced goes, the
+        rest is frozen."""
+        self._collect_everything()
+
+    def turn_ended(self) -> None:
+        """Collect what the turn left (only the unfrozen objects are walked), then freeze the rest."""
+        self.turns_since_full += 1
+        if self.turns_since_full >= self.full_every:
+            self._collect_everything()
+            return
+        gc.collect()
+        gc.freeze()
+
+    def _collect_everything(self) -> None:
+        self.turns_since_full = 0
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
