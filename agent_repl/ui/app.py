@@ -475,7 +475,8 @@ class AgentApp(App[int]):
         """As in Claude Code: interrupt a running turn, else clear the input, else twice to exit."""
         if self.turn_running:
             self._ctrl_c.reset()
-            self.action_interrupt()
+            if not self.permission_asker.interrupt():  # a question open: no, and the turn stops
+                self.action_interrupt()
             return
         if self._ctrl_c.press():
             await self.action_quit()

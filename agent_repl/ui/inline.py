@@ -22,7 +22,6 @@ from prompt_toolkit.history import History
 from prompt_toolkit.input.typeahead import store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.keys import Keys
-from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.padding import Padding
@@ -31,7 +30,6 @@ from rich.text import Text
 from agent_repl.bootstrap import ResumeSource, close_session, held_back_grants, open_session, trust_folder
 from agent_repl.commands import CommandContext, SessionHolder, default_registry
 from agent_repl.commands import results as r
-from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
 from agent_repl.commands.export import write_export
 from agent_repl.commands.submit import CommandLine, MemoryNoteLine, PromptLine, ShellLine, submit, turn_events
 from agent_repl.core.config.settings import Settings
@@ -56,8 +54,8 @@ from agent_repl.core.model.events import (
 from agent_repl.core.model.messages import SystemMessage
 from agent_repl.core.model.visible import show_controls
 from agent_repl.core.model.web_results import SERVER_TOOL_NAMES, web_result_summary
-from agent_repl.core.permissions.mode import MODE_LABELS, PlanProposal
-from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest
+from agent_repl.core.permissions.mode import MODE_LABELS
+from agent_repl.core.permissions.rules import Answer, PermissionRequest
 from agent_repl.core.tooling.diffs import FileChange
 from agent_repl.core.tooling.display import BodyKind, ToolDisplays
 from agent_repl.core.tooling.redaction import SecretRedactor
@@ -65,22 +63,15 @@ from agent_repl.session import Session
 from agent_repl.transcript.sessions import message_count
 from agent_repl.ui import tool_render
 from agent_repl.ui.command_view import (
-    MAX_NOTES,
-    CommandView,
-    always_label,
-    as_text,
-    command_notes,
     command_view,
-    model_says,
-    visible_text,
 )
 from agent_repl.ui.completion import complete
 from agent_repl.ui.editor import open_in_editor
+from agent_repl.ui.inline_questions import InlineQuestions, print_view
 from agent_repl.ui.pastes import PastedTexts
 from agent_repl.ui.prompt_history import PromptHistory, history_path
 from agent_repl.ui.render import render_result
 from agent_repl.ui.session_info import resume_hint
-from agent_repl.ui.tool_views import diff_summary, render_hunks
 
 
 class InlineRenderer:
@@ -241,112 +232,6 @@ class InlineCompleter(Completer):
             yield Completion(at + candidate, start_position=start)
 
 
-async def _feedback(prompt: PromptSession) -> str:
-    try:
-        return (await prompt.prompt_async("what should the model do instead? (empty: just no) > ")).strip()
-    except (EOFError, KeyboardInterrupt):
-        return ""
-
-
-async def _ask_change(prompt: PromptSession, console: Console, request: PermissionRequest) -> Answer:
-    """An edit: the coloured diff, then yes / yes and don't ask again for edits / no with feedback."""
-    change = request.preview
-    assert isinstance(change, FileChange)
-    verb = "Create" if change.is_new_file else ("Overwrite" if request.tool_name == "Write" else "Edit")
-    console.print(f"[bold yellow]{verb} {escape(visible_text(change.display_path))}?[/] "
-                  f"[dim]({diff_summary(change.hunks)})[/]")
-    console.print(render_hunks(change.hunks, change.path))
-    if change.protected:
-        console.print(f"[yellow]{escape(show_controls(change.protected))}[/]")
-    asked_each_time = change.outside_project or bool(change.protected)
-    if change.outside_project:
-        console.print("[yellow]This file is outside the project.[/]")
-    if asked_each_time:
-        question = "[y] yes / [n] no, and tell the model what to do differently > "
-    else:
-        question = "[y] yes / [a] yes, and don't ask again for edits this session / [n] no, and say what to do instead > "
-    try:
-        choice = (await prompt.prompt_async(question)).strip().lower()[:1]
-    except (EOFError, KeyboardInterrupt):
-        return Answer(Decision.DENY)
-    if choice == "y":
-        return Answer(Decision.ALLOW_ONCE)
-    if choice == "a" and not asked_each_time:
-        return Answer(Decision.ALLOW_ALWAYS)
-    return Answer(Decision.DENY, await _feedback(prompt))
-
-
-async def _ask_plan(prompt: PromptSession, console: Console, request: PermissionRequest) -> Answer:
-    from rich.markdown import Markdown
-
-    plan = request.preview.plan if isinstance(request.preview, PlanProposal) else ""
-    console.print("[bold yellow]Here is the plan. Proceed?[/]")
-    console.print(Markdown(show_controls(plan)))
-    question = "[a] yes, and accept edits / [y] yes, and ask before each edit / [n] no, keep planning > "
-    try:
-        choice = (await prompt.prompt_async(question)).strip().lower()[:1]
-    except (EOFError, KeyboardInterrupt):
-        return Answer(Decision.DENY)
-    if choice in ("a", "y"):
-        return Answer(Decision.ALLOW_ALWAYS if choice == "a" else Decision.ALLOW_ONCE)
-    return Answer(Decision.DENY, await _feedback(prompt))
-
-
-async def _ask_permission(
-    prompt: PromptSession, console: Console, cwd: Path, request: PermissionRequest
-) -> Decision | Answer:
-    if isinstance(request.preview, FileChange):
-        return await _ask_change(prompt, console, request)
-    if isinstance(request.preview, PlanProposal):
-        return await _ask_plan(prompt, console, request)
-    shell = request.tool_name == "Bash"
-    rule = request.always_rule()
-    below = [Text(f"  ⚠ {note}", style="red") for note in command_notes(request.key, shell=shell, limit=MAX_NOTES)]
-    if description := model_says(request.description):
-        below.append(Text(f"  {description}", style="dim"))
-    if rule:
-        below.append(Text.assemble("  [a] always allow ", (always_label(request.always_rules, request.key), "bold"),
-                                   " in this project"))  # fmt: skip
-    width = max(20, console.width - 4)
-    # The rows left for the command once the title, the lines below it and the question are printed.
-    room = console.height - 3 - sum(-(-cell_len(line.plain) // console.width) for line in below)
-    view = command_view(request.key or "(no command)", width, max(3, room), shell=shell)
-    console.print(Text(f"Allow {show_controls(request.tool_name)}:", style="bold yellow"))
-    _print_view(console, view)
-    for line in below:
-        console.print(line)
-    more = " / [v] the whole command" if view.hidden_lines else ""
-    question = f"[y] once{' / [a] always' if rule else ''}{more} / [n] deny > "
-    while True:
-        try:
-            answer = await prompt.prompt_async(question)
-        except (EOFError, KeyboardInterrupt):  # Ctrl-D or Ctrl-C at the question: deny, keep the REPL
-            return Decision.DENY
-        if answer.strip().lower()[:1] != "v":
-            break
-        _print_view(console, command_view(request.key, width, None, shell=shell))  # all of it, to scroll back
-        for note in command_notes(request.key, shell=shell):
-            console.print(Text(f"  ⚠ {note}", style="red"))
-    choice = answer.strip().lower()[:1]
-    if choice == "y":
-        return Decision.ALLOW_ONCE
-    if choice == "a" and rule:
-        for each in request.always_rules:
-            try:
-                path = persist_allow_rule(cwd, each)
-            except AllowRuleError as exc:
-                console.print(f"[red]{escape(each)} is allowed for this session only: {escape(str(exc))}[/]")
-            else:
-                console.print(f"[dim]always allowing {escape(each)} (saved to {escape(str(path))})[/]")
-        return Decision.ALLOW_ALWAYS
-    return Decision.DENY
-
-
-def _print_view(console: Console, view: CommandView) -> None:
-    for line in view.lines:
-        console.print(Text("  ").append_text(as_text(line)), no_wrap=True, overflow="crop")
-
-
 async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, settings: Settings) -> Settings:
     """Ask once whether this folder's own settings may allow things; a yes is remembered."""
     held_back = held_back_grants(settings, cwd)
@@ -357,7 +242,7 @@ async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, set
     # Laid out as a command is: all of it, or its start and its end with the answers below on screen.
     view = command_view(question, width, max(3, console.height - 3), shell=False, what="question")
     console.print(Text("Trust this folder?", style="bold yellow"))
-    _print_view(console, view)
+    print_view(console, view)
     more = " / [v] the whole question" if view.hidden_lines else ""
     while True:
         try:
@@ -366,7 +251,7 @@ async def _confirm_trust(prompt: PromptSession, console: Console, cwd: Path, set
             answer = ""
         if answer.strip().lower()[:1] != "v":
             break
-        _print_view(console, command_view(question, width, None, shell=False))
+        print_view(console, command_view(question, width, None, shell=False))
     if answer.strip().lower()[:1] != "y":
         console.print(f"[dim]{escape(NOT_TRUSTED_NOTICE)}[/]")
         return settings
@@ -507,17 +392,19 @@ async def run_inline(
         return f"{label} (shift+tab to cycle)" if label else ""
 
     pastes = PastedTexts()
+    questions = InlineQuestions(console, cwd)
     prompt: PromptSession[str] = PromptSession(
         history=ProjectHistory(store),
         completer=InlineCompleter(cwd, lambda: registry.complete("", holder.session if holder else None)),
         complete_while_typing=False,
-        key_bindings=merge_key_bindings([bindings, paste_bindings(pastes)]),
+        key_bindings=merge_key_bindings([bindings, paste_bindings(pastes), questions.bindings]),
         rprompt=mode_label,
     )
+    questions.prompt = prompt
     renderer = InlineRenderer(console)
 
-    async def ask(request: PermissionRequest) -> Decision | Answer:
-        answer = await _ask_permission(prompt, console, cwd, request)
+    async def ask(request: PermissionRequest) -> Answer:
+        answer = await questions.ask(request)
         if isinstance(request.preview, FileChange):
             renderer.shown_diffs.add(request.key)
         return answer

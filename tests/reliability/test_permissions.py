@@ -269,7 +269,7 @@ async def _collect(session: Any, prompt: str) -> list[Any]:
 
 # --- the inline REPL ---------------------------------------------------------------------------------
 
-INLINE_ANSWERS = {"n": "n\r", "empty": "\r", "other": "nope, do not\r", "ctrl-c": "\x03", "ctrl-d": "\x04"}
+INLINE_ANSWERS = {"n": "n\r", "empty": "\r", "other": "nope, do not\r", "ctrl-d": "\x04"}
 
 
 @pytest.mark.timeout(120)
@@ -301,7 +301,7 @@ async def test_the_inline_repl_runs_nothing_unless_the_user_says_yes(marked_proj
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("key", ["n", "escape"])
+@pytest.mark.parametrize("key", ["n"])
 async def test_the_app_runs_nothing_when_the_dialog_is_refused(marked_project, home, key):
     from agent_repl.ui.app import AgentApp
     from agent_repl.ui.launcher import Launcher
@@ -339,3 +339,89 @@ async def _wait(pilot: Any, condition: Any, limit_s: float = 30.0) -> None:
             return
         await pilot.pause(0.02)
     raise AssertionError(f"timed out waiting for {condition}")
+
+
+# --- Esc and Ctrl+C at the question: no, and the turn stops ------------------------------------------
+
+
+def assert_rejected_and_stopped(server: EmulatorServer, project: Path, calls: int) -> None:
+    """Nothing ran; the next prompt's request carries the first call rejected, the rest never
+    started, and the marker of the interruption."""
+    assert markers(project) == []
+    results = tool_results(server)
+    assert [r["is_error"] for r in results] == [True] * calls
+    assert "The user rejected this Bash call and stopped the turn" in result_text(results[0]["content"])
+    assert all("interrupted by user" in result_text(r["content"]) for r in results[1:])
+    last = [e.body for e in server.recordings.messages if e.status == 200][-1]["messages"]
+    assert "and now?" in json.dumps(last[-1]) and "Request interrupted by user" in json.dumps(last)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_esc_or_ctrl_c_in_the_app_dialog_denies_and_stops_the_turn(marked_project, home, key):
+    from agent_repl.ui.app import AgentApp
+    from agent_repl.ui.launcher import Launcher
+    from agent_repl.ui.screens.permission import PermissionScreen
+
+    commands = risky_commands(marked_project)[:3]
+    server = start_emulator([{"tools": bash_calls(commands)}, {"text": "Understood."}])
+    settings = Settings(home=home, api_key="sk-ant-test-app", base_url=server.base_url)
+    app = AgentApp(Launcher.for_settings(settings, marked_project), animate=False, warm_client=False)
+    seen: list[Any] = []
+    finished = lambda: [m for m in seen if type(m).__name__ == "TurnFinished"]  # noqa: E731
+    try:
+        async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+            await _wait(pilot, lambda: any(type(m).__name__ == "SessionReady" for m in seen))
+            await pilot.press(*"do it", "enter")
+            await _wait(pilot, lambda: isinstance(app.screen, PermissionScreen))
+            await pilot.press(key)
+            await _wait(pilot, lambda: len(finished()) == 1)
+            # One question only, the dialog gone, the turn over: the prompt is the user's again.
+            assert asked(seen) == commands[:1]
+            assert not isinstance(app.screen, PermissionScreen) and not app.turn_running
+            assert len(server.recordings.messages) == 1  # the model was not asked to go on
+            await pilot.press(*"and now?", "enter")
+            await _wait(pilot, lambda: len(finished()) == 2)
+        assert_rejected_and_stopped(server, marked_project, len(commands))
+    finally:
+        server.stop()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("key", ["\x1b", "\x03"], ids=["esc", "ctrl-c"])
+async def test_esc_or_ctrl_c_at_the_inline_question_denies_and_stops_the_turn(marked_project, home, key, capsys):
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from agent_repl.ui.inline import run_inline
+
+    commands = risky_commands(marked_project)[:3]
+    server = start_emulator([{"tools": bash_calls(commands)}, {"text": "Understood."}])
+    settings = Settings(home=home, api_key="sk-ant-test-inline", base_url=server.base_url)
+    try:
+        with create_pipe_input() as keys, create_app_session(input=keys, output=DummyOutput()):
+            keys.send_text("make a file\r")
+            running = asyncio.create_task(run_inline(settings, marked_project, None, first_prompt=None))
+            printed = ""
+            for _ in range(600):  # until the question is printed
+                printed += capsys.readouterr().out
+                if "Allow Bash:" in printed:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # the question's prompt is reading keys
+            keys.send_text(key)  # alone: an Esc followed by a letter would read as Alt+letter
+            await asyncio.sleep(1.0)
+            keys.send_text("and now?\r")
+            for _ in range(600):
+                if len(server.recordings.messages) >= 2:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)
+            keys.send_text("\x04")
+            status = await asyncio.wait_for(running, 60)
+        assert status == 0
+        assert len(server.recordings.messages) == 2  # the stopped turn did not ask the model again
+        assert_rejected_and_stopped(server, marked_project, len(commands))
+    finally:
+        server.stop()

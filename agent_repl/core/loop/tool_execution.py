@@ -25,7 +25,13 @@ from agent_repl.core.model.events import SubagentProgress, ToolProgress
 from agent_repl.core.model.messages import TextBlock, ToolResultBlock, ToolUseBlock, UserMessage
 from agent_repl.core.permissions.credentials import credential_names
 from agent_repl.core.permissions.mode import ModeHolder
-from agent_repl.core.permissions.rules import ApprovalCallback, PermissionPolicy, PermissionRequest
+from agent_repl.core.permissions.rules import (
+    Answer,
+    ApprovalCallback,
+    PermissionPolicy,
+    PermissionRequest,
+    as_answer,
+)
 from agent_repl.core.sandbox import Sandbox
 from agent_repl.core.tooling.approval import Approver
 from agent_repl.core.tooling.file_state import ReadLedger
@@ -34,6 +40,9 @@ from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, ToolPorts
 
 INTERRUPTED_BY_USER = "[Request interrupted by user: the tool call was stopped before it finished]"
+REJECTED_AND_INTERRUPTED = (
+    "The user rejected this {tool} call and stopped the turn: it did not run. Wait for their next message."
+)
 
 
 @dataclass
@@ -157,9 +166,12 @@ async def _run_one(
             return ToolCallOutcome(tool_use, ToolOutput.error(text, summary=f"denied by a hook: {tool.name}"), hooks=said)
     hook = pre.permission if pre is not None and pre.permission in ("allow", "ask") else None
     hook_reason = pre.permission_reason if pre is not None else ""
+    asking = _StopWatch(_notifying(runtime))
     approver = Approver(
-        runtime.permissions, _notifying(runtime), runtime.mode, runtime.sandbox, tool_use.input, tool_use.id
-    )
+        runtime.permissions, asking.ask if asking.callback else None, runtime.mode, runtime.sandbox,
+        tool_use.input, tool_use.id,
+    )  # fmt: skip
+    denied = None
     if not tool.is_read_only:
         try:
             preview = await tool.prepare(parsed, ctx)
@@ -168,13 +180,16 @@ async def _run_one(
         if isinstance(preview, ToolOutput):
             return ToolCallOutcome(tool_use, runtime.redactor.output(preview), hooks=said)
         denied = await approver.approve(tool, parsed, ctx, preview, hook, hook_reason)
-        if denied is not None:
-            return ToolCallOutcome(tool_use, denied, hooks=said)
     elif (read := tool.permission_request(parsed, ctx)) is not None or hook == "ask":
         request = read or PermissionRequest(tool_name=tool.name, key="")
         denied = await approver.approve_read(request, hook, hook_reason)
-        if denied is not None:
-            return ToolCallOutcome(tool_use, denied, hooks=said)
+    if denied is not None and asking.stopped:
+        cancelled.set()  # Esc or Ctrl+C at the question: no, and the turn ends here
+        text = REJECTED_AND_INTERRUPTED.format(tool=tool.name)
+        denied = ToolOutput.error(text, summary=f"rejected: {tool.name}")
+        denied.denied = True
+    if denied is not None:
+        return ToolCallOutcome(tool_use, denied, hooks=said)
     if approver.updated_input is not None:  # the one who allowed the call changed its input
         parsed = tool.parse_args(approver.updated_input)
         if isinstance(parsed, ToolOutput):
@@ -200,6 +215,20 @@ def _text_of(output: ToolOutput) -> str:
     if isinstance(output.content, str):
         return output.content
     return "\n".join(b.text for b in output.content if isinstance(b, TextBlock))
+
+
+class _StopWatch:
+    """Passes the user's answers through, noting one that also stopped the turn (`Answer.interrupt`)."""
+
+    def __init__(self, callback: ApprovalCallback | None) -> None:
+        self.callback = callback
+        self.stopped = False
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        assert self.callback is not None
+        answer = as_answer(await self.callback(request))
+        self.stopped = self.stopped or answer.interrupt
+        return answer
 
 
 def _notifying(runtime: ToolRuntime) -> ApprovalCallback | None:

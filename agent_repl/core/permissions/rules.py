@@ -81,6 +81,8 @@ class Answer:
     feedback: str = ""
     # A "yes" may change the call: the tool runs with this input instead of the model's.
     updated_input: dict[str, Any] | None = None
+    # Esc or Ctrl+C at the question: a "no" that also stops the turn.
+    interrupt: bool = False
 
 
 def as_answer(value: Decision | Answer) -> Answer:

@@ -97,7 +97,8 @@ class ChoiceScreen(ModalScreen[Answer]):
         self.dismiss(Answer(Decision.DENY, event.value.strip()))
 
     def action_escape(self) -> None:
-        self.dismiss(Answer(Decision.DENY))
+        """Esc: no, and stop the turn; in the feedback line (after n), just no."""
+        self.dismiss(Answer(Decision.DENY, interrupt=not self.asking_feedback))
 
     def on_key(self, event) -> None:
         # While the feedback line is open, y/a/n are letters to type, not answers.

@@ -1,4 +1,5 @@
-"""The permission prompts: Bash's keyboard-first modal (y once, a always, n or Esc deny) here, the
+"""The permission prompts: Bash's keyboard-first modal (y once, a always, n deny, Esc or Ctrl+C deny
+and stop the turn) here, the
 file-change and plan prompts in `edit_permission`, and the asker that picks between them."""
 
 from __future__ import annotations
@@ -99,12 +100,12 @@ class CommandViewer(ModalScreen[None]):
         self.query_one("#command-viewer-lines").focus()
 
 
-class PermissionScreen(ModalScreen[Decision]):
+class PermissionScreen(ModalScreen[Decision | Answer]):
     BINDINGS = [
         Binding("y", "decide('allow_once')", "allow once"),
         Binding("a", "decide('allow_always')", "always allow"),
         Binding("n", "decide('deny')", "deny"),
-        Binding("escape", "decide('deny')", "deny"),
+        Binding("escape", "reject", "deny and stop the turn"),
         Binding("v", "view_all", "read the whole command"),
     ]
 
@@ -239,6 +240,9 @@ class PermissionScreen(ModalScreen[Decision]):
             return  # nothing can be saved for this command: the choice is not offered
         self.dismiss(Decision(value))
 
+    def action_reject(self) -> None:
+        self.dismiss(Answer(Decision.DENY, interrupt=True))
+
     def action_view_all(self) -> None:
         self.app.push_screen(CommandViewer(self.request.key, self.shell))
 
@@ -255,6 +259,7 @@ class PermissionAsker:
         self.cwd = cwd
         self.notify = notify
         self._pending: asyncio.Future[Answer] | None = None
+        self._screen: ModalScreen | None = None
 
     async def ask(self, request: PermissionRequest) -> Answer:
         from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
@@ -273,9 +278,12 @@ class PermissionAsker:
             screen = PlanApprovalScreen(request)
         else:
             screen = PermissionScreen(request)
+        self._screen = screen
         self.app.push_screen(screen, callback=answered)
-        answer = await future
-        self._pending = None
+        try:
+            answer = await future
+        finally:
+            self._pending = self._screen = None
         # Only a command's "always" is a rule to keep; for edits and plans it changes the mode.
         if answer.decision is Decision.ALLOW_ALWAYS and request.preview is None:
             for rule in request.always_rules:
@@ -286,6 +294,20 @@ class PermissionAsker:
                 else:
                     await self.notify(f"always allowing {rule} (saved to {path})", "info")
         return answer
+
+    def interrupt(self) -> bool:
+        """Ctrl+C with a question open: take it down and answer no, stopping the turn (as Esc in it
+        does). False when no question is open."""
+        screen = self._screen
+        if screen is None or self._pending is None or self._pending.done():
+            return False
+        while screen in self.app.screen_stack and self.app.screen is not screen:
+            self.app.pop_screen()  # a viewer opened from the question
+        if screen in self.app.screen_stack:
+            screen.dismiss(Answer(Decision.DENY, interrupt=True))
+        else:
+            self._pending.set_result(Answer(Decision.DENY, interrupt=True))
+        return True
 
     def cancel(self) -> None:
         """Deny the question still open (the app is closing)."""
