@@ -130,6 +130,25 @@ def _fill(sections: str, target: int, conversation: list[dict[str, Any]], rng: r
     return _pad_section_five(sections, chosen)
 
 
+_SHORT_QUOTE = 240
+_USER_SECTION = "\n\n6. All User Messages:"
+_AFTER_USER_SECTION = "\n\n7. "
+
+
+def _trim_repeats(sections: str, said: list[str]) -> str:
+    """Long user messages quoted outside section 6 (the intent, the pending task, the next step)
+    shortened to their opening: section 6 quotes each in full, and a real summary does not repeat
+    a long request four times."""
+    head, found, rest = sections.partition(_USER_SECTION)
+    if not found:
+        return sections
+    own, after_found, tail = rest.partition(_AFTER_USER_SECTION)
+    for text in sorted({t for t in said if len(t) > _SHORT_QUOTE}, key=len, reverse=True):
+        short = text[:_SHORT_QUOTE].rstrip() + " [...]"
+        head, tail = head.replace(text, short), tail.replace(text, short)
+    return f"{head}{found}{own}{after_found}{tail}"
+
+
 def _split_summary(text: str) -> tuple[str, str]:
     """(analysis part with its `<summary>` opener, the sections) of an extractive reply."""
     head, _, rest = text.partition("<summary>\n")
@@ -145,11 +164,13 @@ class RealisticSummarizer:
     def summary(self, body: dict[str, Any], kind: RequestKind) -> str:
         rng = _seed(body, kind)
         head, sections = _split_summary(summary_text(body, kind))
+        sections = _trim_repeats(sections, user_texts(messages(body)))
         return f"{head}{_fill(sections, _target(self.sizes, rng), messages(body), rng)}\n</summary>"
 
     def compaction(self, body: dict[str, Any], instructions: str | None) -> str:
         rng = _seed(body, "compaction")
-        return _fill(compaction_summary(body, instructions), _target(self.sizes, rng), messages(body), rng)
+        sections = _trim_repeats(compaction_summary(body, instructions), user_texts(messages(body)))
+        return _fill(sections, _target(self.sizes, rng), messages(body), rng)
 
 
 def _count_tools(conversation: list[dict[str, Any]]) -> Counter[str]:

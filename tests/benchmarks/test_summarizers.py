@@ -118,3 +118,19 @@ def test_the_calibration_measures_compaction_summaries_in_transcripts(tmp_path: 
 
 def test_the_committed_calibration_is_that_of_the_shared_sessions(shared_data: Path):
     assert measure([shared_data / "claude_code"]) == SummarySizes.load()
+
+
+def test_a_long_request_is_quoted_once_in_full_so_the_realistic_summary_keeps_its_size():
+    # The extractive sections repeat the latest request as the intent, the pending task and the next
+    # step; the realistic summary quotes it in full once (section 6) and stays at the real size.
+    task = "Fix the failing lint rule so that trailing commas are reported once. " * 90
+    b = {"messages": [
+        {"role": "user", "content": [{"type": "text", "text": task}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "src"},
+                                     {"type": "text", "text": "<summary-request>\nSummarize."}]},
+    ]}
+    low, high = SummarySizes.load().target_chars
+    assert extract_summary(AgentSummarizer().summary(b, "summary")).count(task) >= 3
+    for text in (extract_summary(RealisticSummarizer().summary(b, "summary")), RealisticSummarizer().compaction(b, None)):
+        assert text.count(task) == 1 and low <= len(text) <= high + 200, len(text)
