@@ -6,7 +6,8 @@ Each session (`benchmarks/ccrow/sessions.py`) is played by both agents at each w
 condition, against the emulator as the model; the report puts their cost, compactions, context
 sizes, retention and overflows side by side. Without `claude` on PATH it says so and exits 0.
 Options: `--sessions a,b`, `--windows 200000,100000`, `--conditions realistic,lossy`, `--out FILE`,
-`--no-levers` (skip agent-repl's lever variants, `benchmarks/ccrow/levers.py`).
+`--no-levers` (skip agent-repl's lever variants, `benchmarks/ccrow/levers.py`), `--report-only`
+(rewrite the report from the runs saved beside it).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from benchmarks.ccrow.conditions import CONDITIONS, SOURCE, summarizer_for
 from benchmarks.ccrow.levers import DEFAULTS, LEVERS
-from benchmarks.ccrow.report import render
+from benchmarks.ccrow.report import load_results, render
 from benchmarks.ccrow.runners import RowResult, claude_version, run_agent_repl, run_claude_code
 from benchmarks.ccrow.sessions import PLANS, build_session, source_tree
 
@@ -39,7 +40,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--conditions", default=",".join(CONDITIONS))
     parser.add_argument("--out", type=Path, default=HERE / "claude_code_row.md")
     parser.add_argument("--no-levers", action="store_true", help="skip agent-repl's lever variants")
+    parser.add_argument(
+        "--report-only", action="store_true", help="rewrite the report from the runs saved beside it (.json)"
+    )
     return parser
+
+
+def _sources(conditions: list[str] | tuple[str, ...] = CONDITIONS) -> dict[str, str]:
+    return {condition: SOURCE for condition in conditions}
 
 
 def _report(result: RowResult) -> RowResult:
@@ -54,6 +62,17 @@ def _report(result: RowResult) -> RowResult:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    saved = args.out.with_suffix(".json")
+    if args.report_only:
+        head = args.out.read_text(encoding="utf-8").splitlines()[2] if args.out.is_file() else ""
+        version = head.split("Claude Code ", 1)[-1].split(";", 1)[0] if "Claude Code " in head else "?"
+        minutes = float(head.split("; ", 1)[-1].split(" min", 1)[0]) if " min" in head else 0.0
+        text = render(
+            load_results(saved), command=COMMAND, version=version, wall_minutes=minutes, sources=_sources()
+        )
+        args.out.write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+        return 0
     version = claude_version()
     if version is None:
         print(
@@ -79,14 +98,12 @@ def main(argv: list[str] | None = None) -> int:
                     run = run_agent_repl(session, tree.parent, window, summarizer, condition, lever)
                     results.append(_report(asyncio.run(run)))
     minutes = (time.perf_counter() - started) / 60
-    sources = {c: SOURCE for c in conditions}
+    sources = _sources(conditions)
     args.out.write_text(
         render(results, command=COMMAND, version=version, wall_minutes=minutes, sources=sources),
         encoding="utf-8",
     )
-    args.out.with_suffix(".json").write_text(
-        json.dumps([asdict(r) for r in results], indent=1), encoding="utf-8"
-    )
+    saved.write_text(json.dumps([asdict(r) for r in results], indent=1), encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 

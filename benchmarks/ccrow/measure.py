@@ -80,22 +80,29 @@ class CompactionWatch:
     compactions: list[Compaction] = field(default_factory=list)
     rewrites: int = 0
     first: int = 0  # the first main request's context (system prompt, tools, first prompt)
-    growth: list[int] = field(
-        default_factory=list
-    )  # context added from one main request to the next (no compaction between)
+    # Tokens of each tool result, counted once, the first time a main request sends it: the output
+    # of the same calls, as each agent's tools shape it.
+    tool_output: dict[str, int] = field(default_factory=dict)
     _previous: list[bytes] | None = None
     _previous_tokens: int = 0
+
+    def results(self, body: dict[str, Any], count: Callable[[dict[str, Any]], int]) -> None:
+        last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), None)
+        blocks = last.get("content") if isinstance(last, dict) else None
+        for block in blocks if isinstance(blocks, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_result":
+                continue
+            key = str(block.get("tool_use_id"))
+            if key not in self.tool_output:
+                self.tool_output[key] = count(block)
 
     def main(self, body: dict[str, Any], tokens: int) -> None:
         digests = message_digests(body)
         if self._previous is None:
             self.first = tokens
-        elif extends(self._previous, digests):
-            self.growth.append(tokens - self._previous_tokens)
-        elif tokens > SHRINK * self._previous_tokens:
+        elif not extends(self._previous, digests) and tokens > SHRINK * self._previous_tokens:
             self.rewrites += 1
-            self.growth.append(tokens - self._previous_tokens)
-        else:
+        elif not extends(self._previous, digests):
             kept = kept_after(self.session, self.progress.sent, request_view(body))
             self.compactions.append(Compaction(self._previous_tokens, tokens, kept))
         self._previous, self._previous_tokens = digests, tokens
@@ -118,6 +125,7 @@ class RowEngine(MeteredEngine):
         entry.kind = self.kind_of(body)
         if entry.kind == "main" and not entry.overflow:
             self.watch.main(body, entry.total_tokens)
+            self.watch.results(body, self.counter_for(prepared.spec).count_block)
         return prepared
 
 
@@ -156,6 +164,3 @@ def kinds(log: list[RequestLog]) -> dict[str, int]:
     for entry in log:
         counted[entry.kind] = counted.get(entry.kind, 0) + 1
     return counted
-
-
-KindOf = Callable[[dict[str, Any]], Kind]

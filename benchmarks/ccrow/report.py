@@ -3,10 +3,12 @@ and the issue's targets checked per pair."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from benchmarks.ccrow.measure import MEASURES, share
+from benchmarks.ccrow.measure import MEASURES, Compaction, share
 from benchmarks.ccrow.runners import RowResult
 
 COST_TARGET = 0.8
@@ -123,6 +125,10 @@ def levers(results: list[RowResult], condition: str) -> list[str]:
     lines = [
         f"### Levers ({condition} summaries; agent-repl with one thing changed, not product settings)",
         "",
+        "`compact numbering`: Read's lines numbered as Claude Code 2.1.3xx numbers them (the number and a tab)",
+        "instead of ours (the number right-aligned in six columns and an arrow), rewritten by the benchmark;",
+        "`no session memory`: no session-memory requests. `benchmarks/ccrow/levers.py`.",
+        "",
         "| window | session | agent | cost (K units) | vs CC | compactions | kept: users / paths / todos / needles |",
         "|---|---|---|---:|---:|---:|---|",
     ]
@@ -139,13 +145,13 @@ def levers(results: list[RowResult], condition: str) -> list[str]:
 
 
 def drivers(results: list[RowResult], condition: str) -> list[str]:
-    """What the cost is made of, per session and agent: the first request, the context the
-    session's steps added (the same steps for both: the tools' output as each agent shapes it),
-    and the cost of main, summary and memory requests."""
+    """What the cost is made of, per session and agent: the first request, the tokens of the tool
+    results (the same calls for both, their output as each agent's tools shape it), and the cost
+    of main, summary and memory requests."""
     lines = [
         f"### Where the cost differs ({condition} summaries)",
         "",
-        "| window | session | agent | first request | context added by the steps | main / summary / memory cost (K units) |",
+        "| window | session | agent | first request | tool output | main / summary / memory cost (K units) |",
         "|---|---|---|---:|---:|---|",
     ]
     for result in sorted(results, key=lambda r: (-r.window, r.session, r.agent)):
@@ -156,9 +162,93 @@ def drivers(results: list[RowResult], condition: str) -> list[str]:
         )
         lines.append(
             f"| {_k(result.window)} | {result.session} | {result.agent} | {_k(result.first_context)} | "
-            f"{_k(result.context_added)} | {split} |"
+            f"{_k(result.tool_output)} | {split} |"
         )
     return [*lines, ""]
+
+
+def _span(values: Sequence[float], fmt: str = "{:.2f}") -> str:
+    if not values:
+        return "n/a"
+    low, high = fmt.format(min(values)), fmt.format(max(values))
+    return low if low == high else f"{low}-{high}"
+
+
+def findings(results: list[RowResult], conditions: list[str]) -> list[str]:
+    """The targets per window under the acceptance condition (the first), what Claude Code and
+    agent-repl keep under the others, and what each lever alone brings the cost ratio to."""
+    grouped = pairs(results)
+    lines = ["### Findings", ""]
+    for window in sorted({r.window for r in results}, reverse=True):
+        both = [
+            b for (w, c, _), b in sorted(grouped.items()) if w == window and c == conditions[0] and len(b) > 1
+        ]
+        checks = [verdict(b["agent-repl"], b["claude-code"]) for b in both]
+        ours = [len(b["agent-repl"].compactions) for b in both]
+        theirs = [len(b["claude-code"].compactions) for b in both]
+        lines.append(
+            f"- {_k(window)}, {conditions[0]} summaries, {len(both)} sessions: agent-repl costs "
+            f"{_span([c.ratio for c in checks])}x Claude Code (target at most {COST_TARGET}x: met on "
+            f"{sum(c.cost for c in checks)}); compactions {_span(ours, '{:.0f}')} against "
+            f"{_span(theirs, '{:.0f}')} (at most Claude Code's + {EXTRA_COMPACTIONS}: met on "
+            f"{sum(c.compactions for c in checks)}); retention at least Claude Code's on "
+            f"{sum(c.retention for c in checks)}; overflows {sum(b['agent-repl'].overflows for b in both)} "
+            f"against {sum(b['claude-code'].overflows for b in both)}."
+        )
+        added = [
+            b["agent-repl"].tool_output / b["claude-code"].tool_output
+            for b in both
+            if b["claude-code"].tool_output
+        ]
+        memory = [b["agent-repl"].cost_by_kind.get("memory", 0.0) / b["agent-repl"].cost_units for b in both]
+        summaries = [
+            (
+                b["agent-repl"].cost_by_kind.get("summary", 0.0),
+                b["claude-code"].cost_by_kind.get("summary", 0.0),
+            )
+            for b in both
+        ]
+        lines.append(
+            f"- {_k(window)}, what differs: the same calls' output is {_span(added)}x as many tokens in agent-repl; "
+            f"session-memory requests are {_span(memory, '{:.0%}')} of agent-repl's cost; summary requests "
+            f"cost {_span([o / 1000 for o, _ in summaries], '{:.0f}')}K units against "
+            f"{_span([t / 1000 for _, t in summaries], '{:.0f}')}K."
+        )
+        for condition in conditions[1:]:
+            runs = [b for (w, c, _), b in grouped.items() if w == window and c == condition and len(b) > 1]
+            kept = {
+                agent: " / ".join(
+                    _pct(share([x for b in runs for x in b[agent].compactions], m)) for m in MEASURES
+                )
+                for agent in ("claude-code", "agent-repl")
+            }
+            lines.append(
+                f"- {_k(window)}, {condition} summaries: kept users / paths / todos / needles: Claude Code "
+                f"{kept['claude-code']}, agent-repl {kept['agent-repl']}."
+            )
+        variants = sorted(
+            {r.agent for r in results if r.window == window and r.agent not in ("agent-repl", "claude-code")}
+        )
+        for name in variants:
+            ratios = [
+                b[name].cost_units / b["claude-code"].cost_units
+                for (w, c, _), b in grouped.items()
+                if w == window and c == conditions[0] and name in b and "claude-code" in b
+            ]
+            lines.append(f"- {_k(window)}, lever `{name}`: {_span(ratios)}x Claude Code.")
+    return [*lines, ""]
+
+
+def load_results(path: Path) -> list[RowResult]:
+    """The runs a previous invocation saved beside its report (`claude_code_row.json`)."""
+    results = []
+    for raw in json.loads(path.read_text(encoding="utf-8")):
+        raw["compactions"] = [
+            Compaction(c["before"], c["after"], {k: (v[0], v[1]) for k, v in c["kept"].items()})
+            for c in raw["compactions"]
+        ]
+        results.append(RowResult(**raw))
+    return results
 
 
 def render(
@@ -184,6 +274,7 @@ def render(
         "Summaries: " + "; ".join(f"{c}: {s}" for c, s in sources.items()) + ".",
         "",
     ]
+    out += findings(results, conditions)
     for window in windows:
         for condition in conditions:
             out += section(window, condition, grouped)

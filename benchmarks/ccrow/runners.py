@@ -54,7 +54,7 @@ class RowResult:
     compactions: list[Compaction] = field(default_factory=list)
     rewrites: int = 0
     first_context: int = 0
-    context_added: int = 0  # summed over consecutive main requests with no compaction between
+    tool_output: int = 0  # tokens of the tool results, each counted once
     # The agent's own count: compact boundaries in its transcript (Claude Code) or its session.
     own_compactions: int | None = None
     turns_done: int = 0
@@ -115,7 +115,7 @@ class Bench:
             compactions=list(self.watch.compactions),
             rewrites=self.watch.rewrites,
             first_context=self.watch.first,
-            context_added=sum(self.watch.growth),
+            tool_output=sum(self.watch.tool_output.values()),
             turns=len(self.session.turns),
             wall_seconds=time.perf_counter() - started,
         )

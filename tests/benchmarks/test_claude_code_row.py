@@ -303,3 +303,28 @@ async def test_the_compact_numbering_lever_rewrites_reads_numbering(tmp_path: Pa
     output = await tool.run(args, ToolContext(cwd=tmp_path, tool_results_dir=tmp_path / "r", tool_use_id="t"))  # type: ignore[arg-type]
     assert isinstance(output.content, str)
     assert output.content.startswith("1\tx = 1\n2\ty = 2")
+
+
+def test_the_report_is_rewritten_from_the_saved_runs(tmp_path: Path) -> None:
+    import json
+    from dataclasses import asdict
+
+    from benchmarks.ccrow.report import load_results, render
+
+    runs = [row("claude-code", 100, 1), row("agent-repl", 79, 2)]
+    saved = tmp_path / "row.json"
+    saved.write_text(json.dumps([asdict(r) for r in runs]), encoding="utf-8")
+    loaded = load_results(saved)
+    assert loaded == runs
+    text = render(loaded, command="cmd", version="9.9.9", wall_minutes=1.0, sources={"realistic": "here"})
+    assert "agent-repl costs 0.79x Claude Code (target at most 0.8x: met on 1)" in text
+    assert "every target met on every session" in text
+
+
+def test_each_tool_result_is_counted_once(tmp_path: Path) -> None:
+    watch = CompactionWatch(build_session(tiny_plan(), tiny_tree(tmp_path)), Progress(sent=1))
+    grown = conversation()
+    watch.results(body(*grown), lambda block: len(str(block["content"])))
+    watch.results(body(*grown), lambda block: 1_000)  # the same result sent again (a retry, a rewrite)
+    watch.results(body(*grown[:1]), lambda block: 1_000)  # a prompt: no results
+    assert watch.tool_output == {"toolu_1": len("1\tclass A:")}
