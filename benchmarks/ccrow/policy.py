@@ -11,8 +11,8 @@ How each agent's summary request is recognised:
 - Claude Code 2.1.3xx, seen as a black box: the request offers the same tools and `max_tokens` as
   a main request, and repeats the conversation with one long text block (several thousand
   characters) appended as the last block of the last user message, after its tool results or the
-  prompt. It is sent in the background after some main requests and in the foreground when the
-  context reaches its threshold. No typed prompt is in that block.
+  prompt. No typed prompt is in that block. In the row's runs it comes once per compaction, when
+  the context reaches the threshold; the agent's own transcript (its compact boundaries) agrees.
 """
 
 from __future__ import annotations
