@@ -58,7 +58,7 @@ from agent_repl.transcript.fork_files import (
     preview_rewriter,
     record_pointing_to_copies,
 )
-from agent_repl.transcript.loader import LoadedSession, load_session
+from agent_repl.transcript.loader import EarlierHistory, LoadedSession, load_session
 from agent_repl.transcript.lock import SessionLock, holder_pid
 from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.records import SideRecord
@@ -137,11 +137,15 @@ def find_resume_source(settings: Settings, cwd: Path, target: str | None, *, lat
                 path = session_by_id(projects, target)
             except SessionLookupError as exc:
                 raise ResumeError(str(exc)) from exc
+    ours = path.resolve().parent == projects.resolve()
     try:
-        loaded = load_session(path)
+        # Our own file continues: only the part the model sees is built. Any other is forked whole.
+        loaded = load_session(path, from_compaction=ours)
+        owned = ours and bool(loaded.session_id) and path.stem == loaded.session_id
+        if loaded.earlier is not None and not owned:
+            loaded = load_session(path)
     except OSError as exc:
         raise ResumeError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    owned = path.resolve().parent == projects.resolve() and bool(loaded.session_id) and path.stem == loaded.session_id
     return ResumeSource(loaded, path, owned)
 
 
@@ -166,8 +170,9 @@ async def open_session(
         lock = _lock_or_fail(paths)
     redactor = SecretRedactor.for_settings(settings)
     if resume is not None:
-        # A transcript written elsewhere (or by an older version) may hold credentials: not in our view.
-        history = [redactor.message(m) for m in resume.loaded.messages]
+        # A transcript written elsewhere (or by another version) may hold credentials: not in our view.
+        # Our writer redacted its own entries when it wrote them; a fork redacts everything once.
+        history = redacted_history(resume.loaded, redactor, owned=owned)
     writer = TranscriptWriter(
         paths,
         git_branch=git_branch(cwd),
@@ -175,6 +180,10 @@ async def open_session(
         redactor=redactor,
         lock=lock,
     )
+    if resume is not None and not owned and resume.loaded.earlier is not None:
+        # A fork copies the whole history: the part before the cut too.
+        resume.loaded = _whole(resume.loaded)
+        history = redacted_history(resume.loaded, redactor, owned=False)
     if resume is not None and not owned:
         # Fork: copy the history (and our own records) into a file of our own, so it is ours from here on,
         # with the folder's outputs and compaction records, which the history's previews name.
@@ -206,7 +215,8 @@ async def open_session(
     pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred, window)
     pipeline.state.clock = clock
     if resume is not None:
-        rebuild_state(pipeline.state, history, resume.loaded.side_records)
+        earlier = resume.loaded.earlier if owned else None
+        rebuild_state(pipeline.state, history, resume.loaded.side_records, earlier_replies=earlier.replies if earlier else 0)
     client = ModelClient(
         api_key=settings.api_key,
         auth_token=settings.auth_token,
@@ -230,6 +240,8 @@ async def open_session(
         model_catalog=catalog,
     )
     session.mcp = mcp
+    if resume is not None and owned and resume.loaded.earlier is not None:
+        session.earlier = EarlierEntries(resume.loaded.earlier, redactor)
     branch = writer.envelope.git_branch
 
     def child_pipeline(child_settings: Settings, child_tools: list[Tool]) -> Pipeline:
@@ -249,7 +261,8 @@ async def open_session(
         session.file_history.load(resume.loaded.side_records)
     session.mode.set(PermissionMode(settings.permission_mode))
     # The todo list goes on where the resumed conversation left it.
-    session.tool_state[TODOS_STATE_KEY] = [todo.model_dump() for todo in latest_todos(history)]
+    before = session.earlier.todo_entries if session.earlier is not None else []
+    session.tool_state[TODOS_STATE_KEY] = [todo.model_dump() for todo in latest_todos([*before, *history])]
     first, every = extraction_thresholds(autocompact_threshold(pipeline.state.config.effective_window))
     memory = SessionMemory(paths.session_dir / MEMORY_FILE_NAME, first_after_tokens=first, every_tokens=every)
     if resume is not None:
@@ -262,6 +275,34 @@ async def open_session(
         # The notes serve session-memory compaction; collapse never summarizes with them.
         session.after_turn_hooks.append(memory.maybe_start)
     return session
+
+
+def redacted_history(loaded: LoadedSession, redactor: SecretRedactor, *, owned: bool) -> list[Message]:
+    """The loaded entries without credentials: in our own file, only those another writer wrote."""
+    if not owned:
+        return [redactor.message(m) for m in loaded.messages]
+    return [redactor.message(m) if m.uuid in loaded.foreign else m for m in loaded.messages]
+
+
+class EarlierEntries:
+    """The history before what a resume built, loaded from the transcript when something needs it."""
+
+    def __init__(self, earlier: EarlierHistory, redactor: SecretRedactor) -> None:
+        self.earlier = earlier
+        self.redactor = redactor
+        self.todo_entries = earlier.todo_entries()
+
+    @property
+    def count(self) -> int:
+        return self.earlier.entries
+
+    def load(self) -> list[Message]:
+        loaded = self.earlier.load()
+        return redacted_history(loaded, self.redactor, owned=True)
+
+
+def _whole(loaded: LoadedSession) -> LoadedSession:
+    return load_session(loaded.path)
 
 
 def _offer_skills(session: Session, skills: SkillCatalog) -> None:

@@ -1,7 +1,8 @@
 """A session: the full history, where it is written, and what a turn needs to run.
 
-The history (`messages`) is append-only and complete (docs/architecture.md 3); every entry is written to the
-transcript as it is appended. The model's view is built from it each turn by the projector.
+The history (`messages`) is append-only (docs/architecture.md 3); every entry is written to the
+transcript as it is appended. A resumed long session holds the part since the compaction its view
+starts at; the entries before it stay in the transcript until something asks for them. The model's view is built from it each turn by the projector.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agent_repl.core.api.client import ModelClient, UnknownModel
 from agent_repl.core.api.model_catalog import ModelCatalog
@@ -41,6 +42,18 @@ from agent_repl.core.tooling.tool import Tool, ToolPorts
 if TYPE_CHECKING:
     from agent_repl.context.session_memory import SessionMemory
     from agent_repl.mcp.manager import McpManager
+
+
+class EarlierEntries(Protocol):
+    """The history before what a resume built (agent_repl.bootstrap), read from the transcript on demand."""
+
+    @property
+    def count(self) -> int: ...
+
+    # The entries from the last TodoWrite call before the cut up to it.
+    todo_entries: list[Message]
+
+    def load(self) -> list[Message]: ...
 
 
 class Session:
@@ -79,7 +92,10 @@ class Session:
         self.projector = projector
         self.sink = sink
         self.tool_results_dir = tool_results_dir
+        # The history, or on a resume of a long session the part since the compaction the model's
+        # view starts at; `earlier` reads the rest from the transcript (`full_history`).
         self.messages: list[Message] = list(history or [])
+        self.earlier: EarlierEntries | None = None
         self.system_prompt = system_prompt if system_prompt is not None else build_system_prompt(
             cwd, settings.system_prompt, settings.append_system_prompt
         )
@@ -300,6 +316,17 @@ class Session:
             output_multiplier=info.output_multiplier,
             token_ratio=info.token_ratio,
         )
+
+    def full_history(self) -> list[Message]:
+        """Every entry of the session, the ones a resume left in the transcript read back (not kept)."""
+        if self.earlier is None:
+            return self.messages
+        return [*self.earlier.load(), *self.messages]
+
+    @property
+    def history_length(self) -> int:
+        """How many entries the session has, counting those a resume left in the transcript."""
+        return len(self.messages) + (self.earlier.count if self.earlier is not None else 0)
 
     @property
     def last_uuid(self) -> str | None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agent_repl.commands.registry import CommandContext
 from agent_repl.commands.results import ClipboardExport, CommandResult, TextOutput
+from agent_repl.context.context_session import whole_history
 from agent_repl.transcript.markdown_export import conversation_markdown
 
 
@@ -30,7 +31,7 @@ async def export_command(ctx: CommandContext, args: str) -> CommandResult:
     session = ctx.session
     now = session.clock()
     markdown = conversation_markdown(
-        session.messages, title=f"Conversation {session.session_id[:8]} in {session.cwd}", exported_at=now
+        whole_history(session), title=f"Conversation {session.session_id[:8]} in {session.cwd}", exported_at=now
     )
     name = args.strip()
     if name:

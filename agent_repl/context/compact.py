@@ -34,6 +34,7 @@ from agent_repl.context.attachments import (
 from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.compact_api import api_summary, split_for_kept_turns
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
+from agent_repl.context.context_session import take_back_earlier, whole_history
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import Wire, WireTransform, fork_request
 from agent_repl.context.projector import Pipeline
@@ -399,16 +400,17 @@ class Compactor:
         files = recently_read_files(view[:kept_index], kept, state, session.permissions)
         # The todo list and the plan as the whole session left them: after an earlier compaction the
         # call that wrote them is no longer in the view, only its re-injected reminder.
-        history = [m for m in session.messages if m.uuid not in state.rewound]
+        whole = whole_history(session)
+        history = [m for m in whole if m.uuid not in state.rewound]
         standing = (
-            standing_context(session.messages, kept),
+            standing_context(whole, kept),
             *(f.text for f in files),
             *skill_reminders(view[:kept_index], kept, state, _reinjection_budget(state)),
             todo_reminder(latest_todos(history)),
             plan_reminder(latest_approved_plan(history)),
-            touched_files_reminder(session.messages, kept) if state.config.list_touched_files else "",
+            touched_files_reminder(whole, kept) if state.config.list_touched_files else "",
             error_reminder(view[:kept_index], kept, _summary_text(summary_message)),
-            _user_messages(session, state, kept, summary_message),
+            _user_messages(session, whole, state, kept, summary_message),
         )
         attachments = [UserMessage(content=text, is_meta=True) for text in standing if text]
         boundary = SystemMessage(
@@ -457,12 +459,14 @@ def _summary_text(summary_message: Message) -> str:
     return summary_message.text() if isinstance(summary_message, UserMessage) else ""
 
 
-def _user_messages(session: ContextSession, state: PipelineState, kept: list[Message], summary_message: Message) -> str:
+def _user_messages(
+    session: ContextSession, history: list[Message], state: PipelineState, kept: list[Message], summary_message: Message
+) -> str:
     """The reminder of what the user typed in the session, outside the kept tail and the summary's quotes."""
     transcript = str(getattr(session.sink, "path", "")) or None
     skip = {m.uuid for m in kept} | set(state.rewound)
     chosen, left_out = choose_user_messages(
-        typed_texts(session.messages, skip),
+        typed_texts(history, skip),
         user_messages_budget(state.config.effective_window, state.config.user_messages_share),
         lambda text: round(state.facts.text_tokens(text) * state.tokens.ratio),
         quoted_in=_summary_text(summary_message),
@@ -498,6 +502,8 @@ async def undo_last_compaction(session: ContextSession, pipeline: Pipeline) -> t
     boundary = last_active_boundary(session.messages, state)
     if boundary is None:
         return False, "There is no compaction to undo."
+    # The view before it reaches back into what a resume left in the transcript.
+    take_back_earlier(session)
     excluded = [boundary.uuid, str(boundary.metadata.get("summaryUuid") or ""), *boundary.metadata.get("attachmentUuids", [])]
     record = CompactionUndoRecord(boundary_uuid=boundary.uuid, excluded_uuids=[u for u in excluded if u])
     # The trial: the boundary slice alone, on a copy of the state with the undo applied.

@@ -61,3 +61,18 @@ class ContextSession(TurnSession, Protocol):
     async def append_many(self, messages: Sequence[Message]) -> None: ...
 
     def definitions_for(self, loaded: frozenset[str]) -> list[dict[str, Any]]: ...
+
+
+def whole_history(session: Any) -> list[Message]:
+    """Every entry of the session: a resumed one may hold only the part since its compaction."""
+    full = getattr(session, "full_history", None)
+    return full() if callable(full) else session.messages
+
+
+def take_back_earlier(session: Any) -> None:
+    """Put the entries a resume left in the transcript back at the front of `session.messages`
+    (outside a turn: a turn counts the entries it appends)."""
+    earlier = getattr(session, "earlier", None)
+    if earlier is not None:
+        session.messages[:0] = earlier.load()
+        session.earlier = None

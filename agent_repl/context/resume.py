@@ -23,7 +23,10 @@ from agent_repl.core.model.messages import AssistantMessage, Message, SystemMess
 from agent_repl.transcript.records import CollapseCommitRecord
 
 
-def rebuild_state(state: PipelineState, history: list[Message], records: Iterable[Any]) -> PipelineState:
+def rebuild_state(
+    state: PipelineState, history: list[Message], records: Iterable[Any], *, earlier_replies: int = 0
+) -> PipelineState:
+    """`history` may start at a resume's cut; `earlier_replies` counts the model's replies before it."""
     # Everything already in the history was sent (or is about to be, unchanged): frozen unless replaced.
     state.budget.seen = {b.tool_use_id for m in history if isinstance(m, UserMessage) for b in m.tool_results()}
     for record in records:
@@ -37,7 +40,7 @@ def rebuild_state(state: PipelineState, history: list[Message], records: Iterabl
     reply = last_reply(history)
     state.microcompact.resumed_after = reply.uuid if reply is not None else None
     # A reply is stored as one entry per content block, all with its usage: count replies, not entries.
-    state.tokens.responses = len(
+    state.tokens.responses = earlier_replies + len(
         {m.message_id for m in history if isinstance(m, AssistantMessage) and m.usage is not None and not m.is_synthetic}
     )
     for message in reversed(history):

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+import agent_repl
 from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, UserMessage
 from agent_repl.transcript.convert import SYNTHETIC_MODEL, record_to_message
 from agent_repl.transcript.records import (
@@ -31,6 +32,7 @@ from agent_repl.transcript.records import (
     SideRecord,
     SideRecordRegistry,
 )
+from agent_repl.transcript.tail_scan import EarlierScan, NotOurs, scan_earlier
 
 MAX_LINE_BYTES = 128 * 1024 * 1024
 _LINK_KEYS = ("parentUuid", "logicalParentUuid")
@@ -62,6 +64,51 @@ class LoadedSession:
     metadata: SessionMetadata
     # The uuid new messages should link to when the session continues.
     leaf_uuid: str | None = None
+    # Entries another writer (or another version of ours) wrote: not known to be redacted.
+    foreign: set[str] = field(default_factory=set)
+    # The entries before the cut, when only the part the model sees was built (`from_compaction`).
+    earlier: EarlierHistory | None = None
+
+
+@dataclass
+class EarlierHistory:
+    """The entries of a transcript before the part a resume built, read from the file on demand."""
+
+    path: Path
+    # How many entries, and how many of the model's replies with usage, lie before the cut.
+    entries: int
+    replies: int
+    # The first entry that was built: everything before it in the whole history is earlier.
+    first_built: str | None
+    # Byte offsets: where the last TodoWrite call before the cut starts (if any), and the cut.
+    todo_from: int | None = None
+    cut: int = 0
+
+    def todo_entries(self) -> list[Message]:
+        """The entries from the last TodoWrite call before the cut up to the cut (the todo list
+        as it stood there); unreadable lines are left out."""
+        if self.todo_from is None:
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self.todo_from)
+            lines = f.read(self.cut - self.todo_from).splitlines()
+        entries: list[Message] = []
+        for line in lines:
+            try:
+                record = json.loads(line)
+                message = record_to_message(record) if isinstance(record, dict) else None
+            except (ValueError, TypeError, RecursionError):
+                continue
+            if message is not None:
+                entries.append(message)
+        return entries
+
+    def load(self) -> LoadedSession:
+        """The whole file loaded again, with `messages` cut down to the earlier entries."""
+        whole = load_session(self.path)
+        at = next((i for i, m in enumerate(whole.messages) if m.uuid == self.first_built), len(whole.messages))
+        whole.messages = whole.messages[:at]
+        return whole
 
 @dataclass
 class _Node:
@@ -111,10 +158,13 @@ class _Warnings:
         return out
 
 
-def _read_lines(path: Path, warnings: _Warnings, max_line_bytes: int) -> Iterator[tuple[int, str, bool]]:
-    """(line number, text, ended with a newline) for each non-blank line."""
+def _read_lines(
+    path: Path, warnings: _Warnings, max_line_bytes: int, start: int = 0, first_line: int = 1
+) -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, ended with a newline) for each non-blank line from byte `start` (line `first_line`)."""
     with open(path, "rb") as f:
-        line_no = 0
+        f.seek(start)
+        line_no = first_line - 1
         while True:
             raw = f.readline(max_line_bytes + 1)
             if not raw:
@@ -141,12 +191,23 @@ def load_session(
     *,
     registry: SideRecordRegistry | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
+    from_compaction: bool = False,
 ) -> LoadedSession:
-    """Load a transcript. Raises only OSError (the file cannot be opened or read)."""
+    """Load a transcript. Raises only OSError (the file cannot be opened or read).
+
+    `from_compaction`: in a file our writer wrote, build the entries only from where the model's
+    view can reach (agent_repl.transcript.tail_scan) and describe the rest in `earlier`; every side
+    record is still read. Any other file is loaded whole."""
     path = Path(path)
     registry = registry or SideRecordRegistry()
     warnings = _Warnings()
     side_records: list[SideRecord | dict[str, Any]] = []
+    scan = _scan(path, max_line_bytes) if from_compaction else None
+    if scan is not None:
+        for line_no, text in scan.damaged:
+            warnings.damage(line_no, text)
+        side_records += [_side_record(record, registry, warnings, line_no) for line_no, record in scan.side_lines]
+    foreign: set[str] = set()
     nodes: dict[str, _Node] = {}
     order: list[_Node] = []
     duplicates: dict[str, list[int]] = {}
@@ -155,7 +216,8 @@ def load_session(
     first_session_id = ""
     raw_meta: dict[str, Any] = {}
 
-    for line_no, text, ended in _read_lines(path, warnings, max_line_bytes):
+    start, first_line = (scan.cut, scan.first_line) if scan is not None else (0, 1)
+    for line_no, text, ended in _read_lines(path, warnings, max_line_bytes, start, first_line):
         try:
             record = json.loads(text)
         except (ValueError, RecursionError) as exc:
@@ -182,6 +244,8 @@ def load_session(
             for key in ("cwd", "gitBranch", "version"):
                 if isinstance(record.get(key), str):
                     raw_meta[key] = record[key]
+            if message is not None and record.get("version") != agent_repl.__version__:
+                foreign.add(message.uuid)
         if message is None:
             side_records.append(_side_record(record, registry, warnings, line_no))
         uuid = record.get("uuid")
@@ -209,8 +273,15 @@ def load_session(
     for uuid, (first_line, count) in duplicates.items():
         warnings.add(first_line, f"uuid {uuid} appears {count + 1} times; the first record is kept")
 
+    earlier_uuids = scan.entry_uuids if scan is not None else set()
     leaf = _latest_leaf(order, nodes, last_main_record or last_message_record)
-    messages = _keep_context_of_cut_compactions(_rebuild(leaf, nodes, order, warnings), nodes, warnings)
+    messages = _keep_context_of_cut_compactions(
+        _rebuild(leaf, nodes, order, warnings, earlier_uuids), nodes, warnings
+    )
+    earlier = None
+    if scan is not None and scan.entries:
+        first = messages[0].uuid if messages else None
+        earlier = EarlierHistory(path, scan.entries, len(scan.reply_ids), first, scan.todo_from, scan.cut)
     return LoadedSession(
         path=path,
         session_id=first_session_id or path.stem,
@@ -219,7 +290,17 @@ def load_session(
         warnings=warnings.result(),
         metadata=_metadata(side_records, messages, raw_meta),
         leaf_uuid=leaf.uuid if leaf else None,
+        foreign=foreign,
+        earlier=earlier,
     )
+
+
+def _scan(path: Path, max_line_bytes: int) -> EarlierScan | None:
+    try:
+        scan = scan_earlier(path, max_line_bytes)
+    except NotOurs:
+        return None
+    return scan if scan.cut else None
 
 
 def _keep_context_of_cut_compactions(
@@ -286,8 +367,14 @@ def _parent_node(node: _Node, nodes: dict[str, _Node]) -> _Node | None:
 
 
 def _rebuild(
-    leaf: _Node | None, nodes: dict[str, _Node], order: list[_Node], warnings: _Warnings
+    leaf: _Node | None,
+    nodes: dict[str, _Node],
+    order: list[_Node],
+    warnings: _Warnings,
+    earlier: set[str] | frozenset[str] = frozenset(),
 ) -> list[Message]:
+    """The chain from `leaf` back to its root, or to the first link into `earlier` (entries before
+    the part that was read)."""
     chain: list[_Node] = []
     seen: set[str] = set()
     node = leaf
@@ -298,6 +385,8 @@ def _rebuild(
             warnings.add(node.line, "parentUuid is missing or not a string; using file order")
             return _file_order(order)
         next_uuid = node.parent
+        if (next_uuid or node.logical_parent) in earlier:
+            break
         if next_uuid is None and node.logical_parent is not None:
             if node.logical_parent in nodes:
                 next_uuid = node.logical_parent

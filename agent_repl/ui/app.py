@@ -390,6 +390,8 @@ class AgentApp(App[int]):
             await self.session_display.show(session)
             self.call_after_refresh(self.gc_policy.history_shown)
             self.query_one(UserStatusLine).configure(session)
+        elif session is not None and self.conversation.shown_before(session.messages):
+            await self.session_display.show(session)
         elif session is not None:
             await self.conversation.add_messages(session.messages)
             self.session_display.refresh_marks(session)

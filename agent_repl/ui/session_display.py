@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,14 @@ class SessionDisplay:
         state = pipeline_state(session)
         path = session.sink.path
         subagents = await asyncio.to_thread(subagent_histories, Path(path), session.messages) if path else {}
-        await self.conversation.load(session.messages, ViewMarks.from_state(state), subagents, session.tool_displays)
+        earlier = session.earlier
+        await self.conversation.load(
+            session.messages,
+            ViewMarks.from_state(state),
+            subagents,
+            session.tool_displays,
+            earlier=(earlier.count, partial(asyncio.to_thread, earlier.load)) if earlier is not None else None,
+        )
         if not self.conversation.view.items:
             await self.conversation.add_notice(WELCOME.format(cwd=session.cwd), "info")
         usage = last_request_usage(session.messages)
@@ -60,7 +68,8 @@ class SessionDisplay:
         from agent_repl.ui.session_info import pipeline_state
 
         rewound = pipeline_state(session).rewound
-        self.todos.show(latest_todos(m for m in session.messages if m.uuid not in rewound))
+        before = session.earlier.todo_entries if session.earlier is not None else []
+        self.todos.show(latest_todos(m for m in [*before, *session.messages] if m.uuid not in rewound))
 
     def show_todo_result(self, event: ToolResultEvent) -> None:
         """A TodoWrite call finished: the list it left, from its result."""

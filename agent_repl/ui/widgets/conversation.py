@@ -8,7 +8,7 @@ oldest widgets again, so memory follows what is mounted, not the length of the s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -99,6 +99,9 @@ class Conversation(VerticalScroll):
         self._stream_view: StreamingAnswerView | None = None
         self._thinking_view: StreamingThinkingView | None = None
         self._loading_older = False
+        # Reads the entries a resume left in the transcript (shown when the user scrolls up to them).
+        self._earlier: Callable[[], Awaitable[list[Message]]] | None = None
+        self._shown: tuple[list[Message], ViewMarks | None, dict[str, list[Message]] | None, ToolDisplays | None] | None = None
 
     # -- the whole history -------------------------------------------------------------
 
@@ -108,9 +111,14 @@ class Conversation(VerticalScroll):
         marks: ViewMarks | None = None,
         subagents: dict[str, list[Message]] | None = None,
         displays: ToolDisplays | None = None,
+        earlier: tuple[int, Callable[[], Awaitable[list[Message]]]] | None = None,
     ) -> None:
         """Show a session's history (a fresh start, a resume, /clear); `subagents`: the history of the
-        sub-agent each Task call started, by the call's id; `displays`: how the session's tools show."""
+        sub-agent each Task call started, by the call's id; `displays`: how the session's tools show;
+        `earlier`: how many entries a resume left in the transcript before `messages`, and how to
+        read them (they are read and shown when the user scrolls up to the top)."""
+        self._earlier = earlier[1] if earlier else None
+        self._shown = (messages, marks, subagents, displays)
         await self._end_stream()
         await self.remove_children()
         self.view = HistoryView(subagents, displays)
@@ -119,8 +127,34 @@ class Conversation(VerticalScroll):
         self._seen = {m.uuid for m in messages}
         items = self.view.extend(messages)
         self.first = tail_start(items, self.max_lines * 3 // 4, MAX_MOUNTED_ITEMS * 3 // 4)
-        await self.mount_all([self._widget_for(item) for item in items[self.first :]])
+        widgets: list[Widget] = [self._widget_for(item) for item in items[self.first :]]
+        if earlier and self.first == 0:
+            notice = f"{earlier[0]:,} earlier entries, before the compaction this session resumed at: scroll up to show them"
+            widgets.insert(0, NoticeView(NoticeItem(["earlier"], text=notice)))
+        await self.mount_all(widgets)
         self.anchor()
+
+    async def show_earlier(self) -> None:
+        """Read the entries a resume left in the transcript and show the whole history, the entry
+        that was at the top still on screen."""
+        if self._earlier is None or self._shown is None:
+            return
+        read, self._earlier = self._earlier, None
+        messages, marks, subagents, displays = self._shown
+        top = self.view.items[0].key if self.view.items else None
+        await self.load([*await read(), *messages], marks, subagents, displays)
+        while top is not None and top not in self.widgets and await self.mount_older():
+            pass
+        widget = self.widgets.get(top) if top is not None else None
+        if widget is not None:
+            self.release_anchor()
+            self.call_after_refresh(self.scroll_to_widget, widget, top=True, animate=False)
+
+    def shown_before(self, messages: list[Message]) -> bool:
+        """Whether `messages` holds entries not shown yet in front of ones shown (a resume's earlier
+        entries were taken back into the history): the history must be shown again, not appended to."""
+        first_seen = next((i for i, m in enumerate(messages) if m.uuid in self._seen), None)
+        return first_seen is not None and any(m.uuid not in self._seen for m in messages[:first_seen])
 
     def _widget_for(self, item: Item) -> ItemWidget:
         widget = make_widget(item)
@@ -326,7 +360,9 @@ class Conversation(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if new_value <= 1 and self.first > 0 and not self._loading_older:
+        if new_value <= 1 and self.first == 0 and self._earlier is not None and not self._loading_older:
+            self.call_later(self.show_earlier)
+        elif new_value <= 1 and self.first > 0 and not self._loading_older:
             self._loading_older = True
             self.call_later(self.mount_older)
         elif new_value >= self.max_scroll_y - 1 and self.first < len(self.view.items) - 1:

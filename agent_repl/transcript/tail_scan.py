@@ -1,0 +1,198 @@
+"""Where a resume of our own transcript may start reading (docs/architecture.md 9.2).
+
+The model sees the last active compact boundary onward, plus the tail that boundary kept from
+before it. A resume therefore builds entries from a cut point only: the active boundary before
+the last one (the kept tail lives between the two), or earlier when the kept tail reaches back
+further. Everything before the cut is passed over as bytes: an entry line of our writer starts
+with its envelope (`{"parentUuid":`), so its uuid, type and reply id are read from the line's
+start without decoding the line; the other lines (our side records, file-history snapshots) are
+small and parsed, since the pipeline's state is rebuilt from all of them.
+
+A quoted key such as `"subtype":"compact_boundary"` can only appear unescaped at the structure
+level of a line (inside a JSON string every quote is escaped), and each candidate line is parsed
+to confirm it. A file with any entry line not in our envelope's shape is not scanned: the caller
+loads it whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+_ENTRY_START = b'{"parentUuid":'
+_HEAD_BYTES = 4096
+_UUID = re.compile(rb'"uuid":"([^"\\]+)"')
+_TYPE = re.compile(rb'"type":"(user|assistant|system|attachment)"')
+_REPLY_ID = re.compile(rb'"message":\{"id":"([^"\\]+)"')
+_BOUNDARY = b'"subtype":"compact_boundary"'
+_SYNTHETIC = b'"model":"<synthetic>"'
+_USAGE = b'"usage":{'
+_TODO_CALL = b'"name":"TodoWrite"'
+# A reply's usage is written after its content, near the end of its line.
+_TAIL_BYTES = 4096
+_ENTRY_TYPES = frozenset({"user", "assistant", "system", "attachment"})
+
+
+class NotOurs(Exception):
+    """The file holds entry lines our writer does not write; it must be loaded whole."""
+
+
+@dataclass
+class _Boundary:
+    offset: int
+    line: int
+    uuid: str
+    # Entries before the boundary its view keeps (`keptFromUuid`, Claude Code's preserved uuids).
+    kept: list[str]
+
+
+@dataclass
+class EarlierScan:
+    """What lies before the cut: counted and indexed, never built into entries."""
+
+    # Byte offset and line number (1-based) of the first line to build.
+    cut: int = 0
+    first_line: int = 1
+    # Entry lines before the cut.
+    entries: int = 0
+    entry_uuids: set[str] = field(default_factory=set)
+    # Ids of the model's replies before the cut that carried usage (one reply spans several entries).
+    reply_ids: set[str] = field(default_factory=set)
+    # Every non-entry line before the cut, decoded, with its line number, in file order.
+    side_lines: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    # Where the last TodoWrite call before the cut starts (the todo list goes on from it), if any.
+    todo_from: int | None = None
+    # Lines before the cut that could not be decoded: (line number, text for the warning).
+    damaged: list[tuple[int, str]] = field(default_factory=list)
+
+
+_CHUNK = 8 * 1024 * 1024
+
+
+def _lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, int, bytes, int, int]]:
+    """(offset, line number, buffer, start, end) for every line: the line is `buffer[start:end]`,
+    or end is -1 when it is longer than `max_line_bytes`. Reads in chunks; a line is not copied."""
+    with open(path, "rb") as f:
+        buf, base, number = b"", 0, 0
+        while True:
+            data = f.read(_CHUNK)
+            pos = 0
+            buf = buf + data
+            while (newline := buf.find(b"\n", pos)) >= 0:
+                number += 1
+                yield base + pos, number, buf, pos, newline + 1 if newline + 1 - pos <= max_line_bytes else -1
+                pos = newline + 1
+            if not data:
+                if pos < len(buf):
+                    yield base + pos, number + 1, buf, pos, len(buf) if len(buf) - pos <= max_line_bytes else -1
+                return
+            buf, base = buf[pos:], base + pos
+            if len(buf) > max_line_bytes:
+                # Over the limit already: pass over the rest of the line without keeping it.
+                start = base
+                while (newline := buf.find(b"\n")) < 0:
+                    base += len(buf)
+                    buf = f.read(_CHUNK)
+                    if not buf:
+                        break
+                number += 1
+                yield start, number, b"", 0, -1
+                if newline >= 0:
+                    buf, base = buf[newline + 1 :], base + newline + 1
+
+
+def scan_earlier(path: Path, max_line_bytes: int) -> EarlierScan:
+    """Find the cut in one pass over the file. Raises NotOurs, or OSError when it cannot be read."""
+    offsets: dict[str, int] = {}  # entry uuid -> offset
+    boundaries: list[_Boundary] = []
+    undone: set[str] = set()
+    replies: list[tuple[int, bytes]] = []
+    todo_calls: list[int] = []
+    sides: list[tuple[int, int, dict[str, Any]]] = []
+    damaged: list[tuple[int, int, str]] = []
+    for offset, number, buf, start, end in _lines(path, max_line_bytes):
+        if end < 0:
+            damaged.append((offset, number, f"longer than {max_line_bytes} bytes, skipped"))
+            continue
+        if buf.startswith(_ENTRY_START, start):
+            head = buf[start : min(end, start + _HEAD_BYTES)]
+            uuid, kind = _UUID.search(head), _TYPE.search(head)
+            if uuid is None or kind is None:
+                raise NotOurs(f"line {number}: an entry without our envelope")
+            offsets.setdefault(uuid.group(1).decode("utf-8", "replace"), offset)
+            if kind.group(1) == b"system" and buf.find(_BOUNDARY, start, end) >= 0:
+                boundary = _boundary(buf[start:end], offset, number)
+                if boundary is not None:
+                    boundaries.append(boundary)
+            elif kind.group(1) == b"assistant":
+                if buf.find(_USAGE, max(start, end - _TAIL_BYTES), end) >= 0:
+                    reply = _REPLY_ID.search(head)
+                    if reply is not None and _SYNTHETIC not in head:
+                        replies.append((offset, reply.group(1)))
+                if buf.find(_TODO_CALL, start, end) >= 0:
+                    todo_calls.append(offset)
+            continue
+        raw = buf[start:end]
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except (ValueError, RecursionError):
+            damaged.append((offset, number, "malformed JSON, skipped"))
+            continue
+        if isinstance(record, dict) and record.get("type") in _ENTRY_TYPES:
+            raise NotOurs(f"line {number}: an entry without our envelope")
+        if isinstance(record, dict) and record.get("type") == "compaction-undo":
+            undone.add(str(record.get("boundaryUuid")))
+        sides.append((offset, number, record))
+    first = _cut([b for b in boundaries if b.uuid not in undone], offsets)
+    cut, first_line = (first.offset, first.line) if first is not None else (0, 1)
+    before = {u for u, at in offsets.items() if at < cut}
+    return EarlierScan(
+        cut=cut,
+        first_line=first_line,
+        entries=len(before),
+        entry_uuids=before,
+        reply_ids={r.decode("utf-8", "replace") for o, r in replies if o < cut},
+        side_lines=[(n, record) for o, n, record in sides if o < cut],
+        todo_from=max((o for o in todo_calls if o < cut), default=None),
+        damaged=[(n, text) for o, n, text in damaged if o < cut],
+    )
+
+
+def _boundary(raw: bytes, offset: int, line: int) -> _Boundary | None:
+    try:
+        record = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or record.get("subtype") != "compact_boundary" or not isinstance(record.get("uuid"), str):
+        return None
+    metadata = record.get("compactMetadata")
+    metadata = metadata if isinstance(metadata, dict) else {}
+    kept: list[str] = []
+    if isinstance(metadata.get("keptFromUuid"), str):
+        kept.append(metadata["keptFromUuid"])
+    preserved = metadata.get("preservedMessages")
+    if isinstance(preserved, dict) and isinstance(preserved.get("uuids"), list):
+        kept += [u for u in preserved["uuids"] if isinstance(u, str)]
+    segment = metadata.get("preservedSegment")
+    if isinstance(segment, dict):
+        kept += [u for u in (segment.get("headUuid"), segment.get("tailUuid")) if isinstance(u, str)]
+    return _Boundary(offset, line, record["uuid"], kept)
+
+
+def _cut(active: list[_Boundary], offsets: dict[str, int]) -> _Boundary | None:
+    """The boundary to start building at: the active one before the last, whose entries hold the
+    last one's kept tail; when that tail is not there, the view before it is needed too, and so on.
+    None: build from the start."""
+    index = len(active) - 1
+    while index > 0:
+        floor, boundary = active[index - 1], active[index]
+        if all(u in offsets and floor.offset <= offsets[u] < boundary.offset for u in boundary.kept):
+            return floor
+        index -= 1
+    return None

@@ -1,0 +1,336 @@
+"""Resume at scale: how long `--resume` takes on transcripts of 1, 10 and 100 MB, side by side.
+
+    .venv/bin/python benchmarks/resume_scale.py [--sizes 1,10,100] [--runs 3] [--baseline DIR] [--no-app]
+
+The transcripts come from the real loop: a session reads files against the emulator in a small
+window (so it compacts a few times), then its turns are repeated with fresh uuids and ids until
+the file reaches each size. They are cached in benchmarks/.cache/resume_scale (not committed).
+
+For each size, in one run and in fresh processes:
+- the floor: reading the file and parsing every line with `json.loads`;
+- `agent-repl --resume ID -p hi`: from spawn to the emulator receiving its first request, the
+  whole run, and the process's peak RSS;
+- the full-screen app (headless, Textual's pilot) from spawn until the resumed session is shown
+  (the newest history entry mounted and painted), and its peak RSS.
+With `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`),
+each measurement also runs with that code, interleaved. Medians are printed, with the ratio to the
+floor; absolute times are background (they depend on the machine and its load).
+Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid as uuidlib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CACHE = ROOT / "benchmarks" / ".cache" / "resume_scale"
+SESSION_ID = "5e551011-0000-4000-8000-00000000be4c"
+WINDOW = 60_000
+BASE_TURNS = 24
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_IDS = re.compile(r"\b(?:msg|toolu|req|srvtoolu)_[A-Za-z0-9]+")
+
+
+# -- generating the transcripts -------------------------------------------------------------------
+
+
+def _reading_steps(files: list[Path], turns: int) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    for turn in range(turns):
+        path = files[turn % len(files)]
+        steps.append(
+            {
+                "text": f"Reading {path.name}.",
+                "tools": [
+                    {"name": "Read", "input": {"file_path": str(path)}},
+                    {"name": "Bash", "input": {"command": f"wc -l {path} && head -c 6000 {path}"}},
+                ],
+            }
+        )
+        steps.append({"text": f"Read `{path.name}`: it defines a few classes.\n\n- nothing odd\n- no TODOs"})
+    return steps
+
+
+async def _base_session(work: Path) -> Path:
+    """A session run by the real loop against the emulator; returns its transcript."""
+    import rich
+
+    from agent_repl.bootstrap import close_session, open_session
+    from agent_repl.core.config.settings import load_settings
+    from agent_repl.emulator.policies import ScriptPolicy
+    from agent_repl.emulator.server import EmulatorServer
+    from agent_repl.offline.summary import AgentSummarizer
+
+    files = sorted(p for p in Path(rich.__file__).parent.glob("*.py") if 6_000 < p.stat().st_size < 40_000)
+    server = EmulatorServer(
+        policy=ScriptPolicy({"steps": _reading_steps(files, BASE_TURNS)}),
+        context_window=WINDOW,
+        summarizer=AgentSummarizer(),
+    )
+    server.start()
+    env = {"AGENT_REPL_HOME": str(work / "home"), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
+    settings = load_settings(
+        cwd=work,
+        env=env,
+        overrides={"skip_permissions": True, "api_compaction": False, "context_window": WINDOW, "session_id": SESSION_ID},
+    )
+    session = await open_session(settings, work)
+    try:
+        for turn in range(BASE_TURNS):
+            async for _ in session.run_turn(f"Turn {turn}: please look at {files[turn % len(files)].name}."):
+                pass
+    finally:
+        await close_session(session)
+        server.stop()
+    return session.sink.path  # type: ignore[attr-defined,no-any-return]
+
+
+def _fresh_ids(line: str, mapping: dict[str, str]) -> str:
+    def uuid_for(match: re.Match[str]) -> str:
+        old = match.group(0)
+        if old == SESSION_ID:
+            return old
+        return mapping.setdefault(old, str(uuidlib.uuid4()))
+
+    def id_for(match: re.Match[str]) -> str:
+        old = match.group(0)
+        return mapping.setdefault(old, old.split("_", 1)[0] + "_" + uuidlib.uuid4().hex[:24])
+
+    return _IDS.sub(id_for, _UUID.sub(uuid_for, line))
+
+
+def expand(base: Path, target: Path, size_mb: float) -> None:
+    """`base`'s turns repeated (after its first entry) with fresh ids until `target` has `size_mb`."""
+    lines = base.read_text(encoding="utf-8").splitlines(keepends=True)
+    records = [json.loads(line) for line in lines]
+    first = next(i for i, r in enumerate(records) if r.get("type") == "user")
+    head, unit = lines[: first + 1], lines[first + 1 :]
+    unit_messages = [json.loads(line) for line in unit if json.loads(line).get("uuid")]
+    entry_parent = unit_messages[0]["parentUuid"]  # the head's last entry
+    exit_uuid = unit_messages[-1]["uuid"]
+    limit = int(size_mb * 1024 * 1024)
+    with open(target, "w", encoding="utf-8") as out:
+        written = sum(out.write(line) for line in head)
+        previous_exit = entry_parent
+        while written < limit:
+            mapping = {entry_parent: previous_exit}
+            for line in unit:
+                written += out.write(_fresh_ids(line, mapping))
+            previous_exit = mapping[exit_uuid]
+
+
+def transcripts(sizes: list[float]) -> dict[float, Path]:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    base = CACHE / "base.jsonl"
+    if not base.exists():
+        import asyncio
+
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(asyncio.run(_base_session(Path(tmp))), base)
+    out = {}
+    for size in sizes:
+        path = CACHE / f"{size:g}mb.jsonl"
+        if not path.exists():
+            expand(base, path, size)
+        out[size] = path
+    return out
+
+
+# -- measuring ------------------------------------------------------------------------------------
+
+
+def _wait(child: subprocess.Popen[Any], timeout: float = 600) -> tuple[int, float]:
+    """(exit status, peak RSS in MB) of a child, from its own rusage."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            child.returncode = os.waitstatus_to_exitcode(status)
+            return child.returncode, usage.ru_maxrss / 1024
+        if time.monotonic() > deadline:
+            child.kill()
+        time.sleep(0.002)
+
+
+def _session_home(transcript: Path, work: Path) -> tuple[Path, Path]:
+    """A fresh home holding a copy of `transcript` as this project's session."""
+    from agent_repl.transcript.paths import project_dir
+
+    home, project = work / "home", work / "project"
+    shutil.rmtree(work, ignore_errors=True)
+    project.mkdir(parents=True)
+    sessions = project_dir(home, project.resolve())
+    sessions.mkdir(parents=True)
+    shutil.copy(transcript, sessions / f"{SESSION_ID}.jsonl")
+    return home, project
+
+
+def _env(home: Path, base_url: str, code: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENT_REPL_"))}
+    env.update(ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="sk-ant-bench", AGENT_REPL_HOME=str(home))
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    return env
+
+
+def measure_floor(transcript: Path) -> tuple[float, float]:
+    """(seconds, peak MB) of a fresh process reading the file and parsing every line."""
+    code = (
+        "import json,sys,time\n"
+        "t=time.perf_counter()\n"
+        "with open(sys.argv[1],'rb') as f:\n"
+        "    for line in f:\n"
+        "        json.loads(line)\n"
+        "print(time.perf_counter()-t)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code, str(transcript)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    seconds = float(child.stdout.read())
+    _, peak = _wait(child)
+    return seconds, peak
+
+
+def measure_print(transcript: Path, work: Path, server: Any, code: Path | None) -> dict[str, float]:
+    home, project = _session_home(transcript, work)
+    seen = len(server.recordings.messages)
+    started = time.time()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agent_repl", "--resume", SESSION_ID, "-p", "hi"],
+        cwd=project, env=_env(home, server.base_url, code),
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    status, peak = _wait(child)
+    total = time.time() - started
+    if status != 0:
+        raise SystemExit(f"agent-repl failed ({status}): {child.stderr.read().decode()[-2000:] if child.stderr else ''}")
+    requests = [e for e in list(server.recordings.messages)[seen:] if e.path == "/v1/messages"]
+    if not requests:
+        raise SystemExit("agent-repl made no request")
+    return {"first_request": requests[0].started_at - started, "total": total, "peak_mb": peak}
+
+
+def measure_app(transcript: Path, work: Path, code: Path | None) -> dict[str, float]:
+    home, project = _session_home(transcript, work)
+    env = _env(home, "http://127.0.0.1:9", code)
+    started = time.time()
+    child = subprocess.Popen(
+        [sys.executable, str(Path(__file__).resolve()), "--child-app", SESSION_ID],
+        cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert child.stdout is not None
+    shown = None
+    for line in child.stdout:
+        if line.startswith("SHOWN "):
+            shown = float(line.split()[1]) - started
+    status, peak = _wait(child)
+    if status != 0 or shown is None:
+        raise SystemExit(f"the app failed ({status}): {child.stderr.read()[-2000:] if child.stderr else ''}")
+    return {"shown": shown, "peak_mb": peak}
+
+
+def child_app(session_id: str) -> None:
+    """The app resumed headless; prints the time when the newest history entry is mounted and painted."""
+    import asyncio
+
+    from agent_repl.bootstrap import find_resume_source
+    from agent_repl.core.config.settings import load_settings
+    from agent_repl.ui.app import AgentApp
+    from agent_repl.ui.launcher import Launcher
+
+    async def run() -> None:
+        cwd = Path.cwd().resolve()
+        settings = load_settings(cwd=cwd)
+        resume = find_resume_source(settings, cwd, session_id, latest=False)
+        app = AgentApp(Launcher.for_settings(settings, cwd, resume), warm_client=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            while True:
+                conversation = app.conversation
+                items = conversation.view.items
+                if app.holder is not None and items and items[-1].key in conversation.widgets:
+                    break
+                await asyncio.sleep(0.002)
+            await pilot.pause()  # the next refresh paints it
+            print(f"SHOWN {time.time()}", flush=True)
+
+    asyncio.run(run())
+
+
+def _median(runs: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1,10,100")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, help="a checkout of an earlier commit, measured beside this one")
+    parser.add_argument("--no-app", action="store_true", help="skip the full-screen app")
+    parser.add_argument("--child-app", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_app:
+        child_app(args.child_app)
+        return
+
+    from agent_repl.emulator.policies import CallablePolicy, Reply
+    from agent_repl.emulator.server import EmulatorServer
+
+    sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
+    files = transcripts(sizes)
+    codes: list[tuple[str, Path | None]] = [("this", None)]
+    if args.baseline is not None:
+        codes.insert(0, ("baseline", args.baseline.resolve()))
+    server = EmulatorServer(policy=CallablePolicy(lambda request: Reply(content=[{"type": "text", "text": "hello"}])))
+    server.start()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for size, path in files.items():
+                entries = sum(1 for _ in open(path, "rb"))
+                floors = [measure_floor(path) for _ in range(args.runs)]
+                floor = statistics.median(f[0] for f in floors)
+                floor_mb = statistics.median(f[1] for f in floors)
+                print(
+                    f"{size:g} MB ({path.stat().st_size / 2**20:.1f} MB, {entries:,} lines): floor (json.loads of "
+                    f"every line) {floor:.2f} s, peak {floor_mb:.0f} MB",
+                    flush=True,
+                )
+                results: dict[str, dict[str, list[dict[str, float]]]] = {name: {"print": [], "app": []} for name, _ in codes}
+                for _ in range(args.runs):
+                    for name, code in codes:
+                        results[name]["print"].append(measure_print(path, Path(tmp) / "w", server, code))
+                        if not args.no_app:
+                            results[name]["app"].append(measure_app(path, Path(tmp) / "w", code))
+                for name, _ in codes:
+                    runs = results[name]["print"]
+                    first = _median(runs, "first_request")
+                    print(
+                        f"  {name:>8} -p: first request {first:.2f} s ({first / floor:.1f}x floor), "
+                        f"total {_median(runs, 'total'):.2f} s, peak {_median(runs, 'peak_mb'):.0f} MB",
+                        flush=True,
+                    )
+                    if not args.no_app:
+                        app = results[name]["app"]
+                        shown = _median(app, "shown")
+                        print(
+                            f"  {name:>8} app: session shown {shown:.2f} s ({shown / floor:.1f}x floor), "
+                            f"peak {_median(app, 'peak_mb'):.0f} MB",
+                            flush=True,
+                        )
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()
