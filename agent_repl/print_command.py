@@ -52,12 +52,13 @@ class LocalCommand:
         name, args = self.command.name, self.args
         if name in INTERACTIVE_ONLY:
             return CommandOutcome(name, args, f"/{name} only works in the interactive app", is_error=True)
-        known = {m.uuid for m in session.messages}
+        last = session.last_uuid
         holder = SessionHolder(session, _no_switch)
         result = await self.registry.run(line, CommandContext(holder, self.registry, interactive=False))
+        # What the command appended (it may also have read back entries a resume left in the transcript).
+        at = next((i for i in range(len(session.messages) - 1, -1, -1) if session.messages[i].uuid == last), -1)
         boundaries = [
-            m for m in session.messages
-            if m.uuid not in known and isinstance(m, SystemMessage) and m.subtype == "compact_boundary"
+            m for m in session.messages[at + 1 :] if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"
         ]
         if isinstance(result, PromptRequest):
             return CommandOutcome(name, args, result.shown, prompt=result.prompt)

@@ -152,21 +152,21 @@ def transcripts(sizes: list[float]) -> dict[float, Path]:
 # -- measuring ------------------------------------------------------------------------------------
 
 
-def _wait(child: subprocess.Popen[Any], timeout: float = 600) -> tuple[int, float]:
-    """(exit status, peak RSS in MB) of a child, from its own rusage."""
+def _wait(child: subprocess.Popen[Any], timeout: float = 600) -> tuple[int, float, float]:
+    """(exit status, peak RSS in MB, CPU seconds) of a child, from its own rusage."""
     deadline = time.monotonic() + timeout
     while True:
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
             child.returncode = os.waitstatus_to_exitcode(status)
-            return child.returncode, usage.ru_maxrss / 1024
+            return child.returncode, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
         if time.monotonic() > deadline:
             child.kill()
         time.sleep(0.002)
 
 
-def _session_home(transcript: Path, work: Path) -> tuple[Path, Path]:
-    """A fresh home holding a copy of `transcript` as this project's session."""
+def _session_home(transcript: Path | None, work: Path) -> tuple[Path, Path]:
+    """A fresh home holding a copy of `transcript` (if any) as this project's session."""
     from agent_repl.transcript.paths import project_dir
 
     home, project = work / "home", work / "project"
@@ -174,7 +174,8 @@ def _session_home(transcript: Path, work: Path) -> tuple[Path, Path]:
     project.mkdir(parents=True)
     sessions = project_dir(home, project.resolve())
     sessions.mkdir(parents=True)
-    shutil.copy(transcript, sessions / f"{SESSION_ID}.jsonl")
+    if transcript is not None:
+        shutil.copy(transcript, sessions / f"{SESSION_ID}.jsonl")
     return home, project
 
 
@@ -187,7 +188,8 @@ def _env(home: Path, base_url: str, code: Path | None) -> dict[str, str]:
 
 
 def measure_floor(transcript: Path) -> tuple[float, float]:
-    """(seconds, peak MB) of a fresh process reading the file and parsing every line."""
+    """(seconds, peak MB) of a fresh process reading the file and parsing every line (the time of
+    the parsing alone, not the interpreter's start)."""
     code = (
         "import json,sys,time\n"
         "t=time.perf_counter()\n"
@@ -199,27 +201,29 @@ def measure_floor(transcript: Path) -> tuple[float, float]:
     child = subprocess.Popen([sys.executable, "-c", code, str(transcript)], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
     seconds = float(child.stdout.read())
-    _, peak = _wait(child)
+    _, peak, _cpu = _wait(child)
     return seconds, peak
 
 
-def measure_print(transcript: Path, work: Path, server: Any, code: Path | None) -> dict[str, float]:
+def measure_print(transcript: Path | None, work: Path, server: Any, code: Path | None) -> dict[str, float]:
+    """`agent-repl --resume ID -p hi` (a fresh `agent-repl -p hi` when `transcript` is None)."""
     home, project = _session_home(transcript, work)
     seen = len(server.recordings.messages)
+    resume = ["--resume", SESSION_ID] if transcript is not None else []
     started = time.time()
     child = subprocess.Popen(
-        [sys.executable, "-m", "agent_repl", "--resume", SESSION_ID, "-p", "hi"],
+        [sys.executable, "-m", "agent_repl", *resume, "-p", "hi"],
         cwd=project, env=_env(home, server.base_url, code),
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
-    status, peak = _wait(child)
+    status, peak, cpu = _wait(child)
     total = time.time() - started
     if status != 0:
         raise SystemExit(f"agent-repl failed ({status}): {child.stderr.read().decode()[-2000:] if child.stderr else ''}")
     requests = [e for e in list(server.recordings.messages)[seen:] if e.path == "/v1/messages"]
     if not requests:
         raise SystemExit("agent-repl made no request")
-    return {"first_request": requests[0].started_at - started, "total": total, "peak_mb": peak}
+    return {"first_request": requests[0].started_at - started, "total": total, "peak_mb": peak, "cpu": cpu}
 
 
 def measure_app(transcript: Path, work: Path, code: Path | None) -> dict[str, float]:
@@ -235,10 +239,10 @@ def measure_app(transcript: Path, work: Path, code: Path | None) -> dict[str, fl
     for line in child.stdout:
         if line.startswith("SHOWN "):
             shown = float(line.split()[1]) - started
-    status, peak = _wait(child)
+    status, peak, cpu = _wait(child)
     if status != 0 or shown is None:
         raise SystemExit(f"the app failed ({status}): {child.stderr.read()[-2000:] if child.stderr else ''}")
-    return {"shown": shown, "peak_mb": peak}
+    return {"shown": shown, "peak_mb": peak, "cpu": cpu}
 
 
 def child_app(session_id: str) -> None:
@@ -296,16 +300,22 @@ def main() -> None:
     server.start()
     try:
         with tempfile.TemporaryDirectory() as tmp:
+            fresh: dict[str, list[dict[str, float]]] = {name: [] for name, _ in codes}
+            for _ in range(args.runs):
+                for name, code in codes:
+                    fresh[name].append(measure_print(None, Path(tmp) / "w", server, code))
+            for name, _ in codes:
+                print(
+                    f"{name:>8} fresh `agent-repl -p hi`: first request {_median(fresh[name], 'first_request'):.2f} s, "
+                    f"peak {_median(fresh[name], 'peak_mb'):.0f} MB",
+                    flush=True,
+                )
             for size, path in files.items():
                 entries = sum(1 for _ in open(path, "rb"))
                 floors = [measure_floor(path) for _ in range(args.runs)]
                 floor = statistics.median(f[0] for f in floors)
-                floor_mb = statistics.median(f[1] for f in floors)
-                print(
-                    f"{size:g} MB ({path.stat().st_size / 2**20:.1f} MB, {entries:,} lines): floor (json.loads of "
-                    f"every line) {floor:.2f} s, peak {floor_mb:.0f} MB",
-                    flush=True,
-                )
+                mb = path.stat().st_size / 2**20
+                print(f"{size:g} MB ({mb:.1f} MB, {entries:,} lines): floor (json.loads of every line) {floor:.2f} s", flush=True)
                 results: dict[str, dict[str, list[dict[str, float]]]] = {name: {"print": [], "app": []} for name, _ in codes}
                 for _ in range(args.runs):
                     for name, code in codes:
@@ -315,9 +325,13 @@ def main() -> None:
                 for name, _ in codes:
                     runs = results[name]["print"]
                     first = _median(runs, "first_request")
+                    added = first - _median(fresh[name], "first_request")
+                    growth = (_median(runs, "peak_mb") - _median(fresh[name], "peak_mb")) / mb
                     print(
-                        f"  {name:>8} -p: first request {first:.2f} s ({first / floor:.1f}x floor), "
-                        f"total {_median(runs, 'total'):.2f} s, peak {_median(runs, 'peak_mb'):.0f} MB",
+                        f"  {name:>8} -p: first request {first:.2f} s (the resume adds {added:.2f} s, "
+                        f"{added / floor:.2f}x floor), total {_median(runs, 'total'):.2f} s "
+                        f"({_median(runs, 'cpu'):.2f} s CPU), peak {_median(runs, 'peak_mb'):.0f} MB "
+                        f"(+{growth:.2f} MB per MB of transcript over a fresh run)",
                         flush=True,
                     )
                     if not args.no_app:
@@ -325,7 +339,7 @@ def main() -> None:
                         shown = _median(app, "shown")
                         print(
                             f"  {name:>8} app: session shown {shown:.2f} s ({shown / floor:.1f}x floor), "
-                            f"peak {_median(app, 'peak_mb'):.0f} MB",
+                            f"peak {_median(app, 'peak_mb'):.0f} MB, {_median(app, 'cpu'):.2f} s CPU in all",
                             flush=True,
                         )
     finally:

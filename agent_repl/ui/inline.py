@@ -424,7 +424,8 @@ async def run_inline(
         " · Esc or Ctrl+C interrupts a turn, Ctrl+D exits"
     )
     if session.messages:
-        console.print(f"[dim]resumed {message_count(session.messages)} messages[/]")
+        earlier = f" ({session.earlier.count:,} earlier entries left in the transcript)" if session.earlier else ""
+        console.print(f"[dim]resumed {message_count(session.messages)} messages{earlier}[/]")
     for notice in [*session.notices, *filter(None, [session.sandbox.notice()])]:
         console.print(f"[yellow]{escape(notice)}[/]")
     pending = first_prompt
