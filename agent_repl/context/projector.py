@@ -36,7 +36,7 @@ from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefi
 from agent_repl.core.api.deferred_tools import boundary_loaded_tools
 from agent_repl.core.loop.projection import Action, Projection, StageReport
 from agent_repl.core.model.messages import Message, SystemMessage, Usage, UserMessage
-from agent_repl.transcript.records import TokenRatioRecord
+from agent_repl.transcript.records import RewindRecord, TokenRatioRecord
 
 MIN_DELTA_FOR_RATIO = 1_000
 
@@ -200,6 +200,25 @@ class Pipeline:
             if isinstance(stage, Check) and (action := stage.check(estimated_tokens, state)) is not None:
                 return action
         return None
+
+    def set_aside(self, history: list[Message], prompt_uuid: str) -> list[Any]:
+        """A prompt the API still refuses as too long after recovery leaves the view, with what its
+        turn appended after it (a rewind to just before it; the transcript keeps them), so the next
+        prompt is not refused for it. A compaction's boundary and summary stay. The records applied."""
+        start = next((i for i, m in enumerate(history) if m.uuid == prompt_uuid), None)
+        if start is None:
+            return []
+        later = history[start:]
+        keep = {
+            kept
+            for m in later
+            if isinstance(m, SystemMessage) and m.subtype == "compact_boundary"
+            for kept in (m.uuid, str(m.metadata.get("summaryUuid") or ""))
+        }
+        excluded = [m.uuid for m in later if m.uuid not in keep]
+        record = RewindRecord(prompt_uuid=prompt_uuid, restore="conversation", excluded_uuids=excluded)
+        apply(self.state, record)
+        return [record]
 
     def recover_from_overflow(self, history: list[Message]) -> list[Any]:
         view = self.project(history, dry_run=True).view

@@ -92,6 +92,11 @@ class Projector(Protocol):
         """The pipeline's checks again, on a count already projected (after a compaction failed)."""
         ...
 
+    def set_aside(self, history: list[Message], prompt_uuid: str) -> list[Any]:
+        """A prompt refused as too long even after recovery, and what its turn appended after it,
+        leave the view: the records applied, for the caller to write."""
+        ...
+
     def recover_from_overflow(self, history: list[Message]) -> list[Any]:
         """After a prompt-too-long error, the cheapest recovery (draining staged collapses):
         the records it applied, for the caller to write; [] when it freed nothing."""

@@ -24,12 +24,16 @@ from agent_repl.core.loop.compact import compact_now
 from agent_repl.core.loop.request import Interrupted, sleep_or_interrupt
 from agent_repl.core.loop.state import End, Retry, State, Step, step
 from agent_repl.core.model.events import AgentEvent, ErrorEvent, RequestRetry, SystemMessageEvent
-from agent_repl.core.model.messages import SystemMessage
+from agent_repl.core.model.messages import AssistantMessage, SystemMessage
 
 if TYPE_CHECKING:
     from agent_repl.core.loop.turn_session import TurnSession
 
 MAX_STREAM_RETRIES = 3
+PROMPT_SET_ASIDE = (
+    "This prompt cannot fit in the context window, so it was left out of the conversation (the "
+    "transcript keeps it) and the session goes on: shorten it, or save it to a file and mention the file with @."
+)
 
 
 @step
@@ -49,11 +53,25 @@ async def recover(
     text = describe_api_error(exc)
     if state.stream_retries:
         text = f"{text.rstrip('.')}; gave up after {state.stream_retries} retries."
+    if is_prompt_too_long(exc) and await _set_aside_unanswered_prompt(session, state):
+        text = f"{text.rstrip('.')}. {PROMPT_SET_ASIDE}"
     error = await session.append(SystemMessage(subtype="api_error", content=text, level="error"))
     yield SystemMessageEvent(message=error)
     status = getattr(exc, "status_code", None)
     yield ErrorEvent(message=error.content, recoverable=True, api_status=status if isinstance(status, int) else None)
     out.decide(End("error"))
+
+
+async def _set_aside_unanswered_prompt(session: TurnSession, state: State) -> bool:
+    """Too long even after compaction, before any reply: the turn's prompt leaves the view, or every
+    later request would carry it and be refused too. A turn already under way keeps its work."""
+    messages = session.messages
+    start = next((i for i, m in enumerate(messages) if m.uuid == state.prompt_uuid), None)
+    if start is None or any(isinstance(m, AssistantMessage) for m in messages[start:]):
+        return False
+    for record in session.projector.set_aside(messages, state.prompt_uuid):
+        await session.append_record(record)
+    return True
 
 
 @step
