@@ -6,6 +6,25 @@ the cost-aware trigger, when summarizing now costs less than carrying the contex
 autocompact may run at all is one fact, `config.autocompact_on`: off when the user or the
 environment turned it off, when collapse manages the context, and once the breaker has opened
 (agent_repl.context.compact runs the compaction itself).
+
+The cost-aware trigger, in base-input units (agent_repl.context.thresholds has the formulas):
+
+- What a compaction costs: the summary request reads the whole view; the summary is written at
+  the output price, sized like a real one (the last summary's output tokens when this session has
+  had one, else `SUMMARY_OUTPUT_ESTIMATE` or a fiftieth of the view, whichever is more); the
+  first request after it writes the new view at the cache-write price (2x where the hour lifetime
+  is used). The new view is the size the last compaction left, or, before any, the system prompt
+  and tools, the summary, the kept tail and the budgets of what is put back (files, skills, todo
+  list and plan share one; the user's messages another).
+- What it saves: the reads of what leaves the view, on the requests expected before the
+  threshold. At the threshold the view is compacted anyway, so a compaction now buys only the
+  reads between now and then, and it is counted as one compaction more. Those requests are the
+  ones the view's growth leaves before the threshold, weighted by the odds that the session goes
+  on that long (`thresholds.expected_requests`), never more.
+- Hysteresis: after a compaction the view must grow by `thresholds.regrowth_needed` (the spacing
+  of compactions that costs least per request, each compaction priced at the margin times its
+  cost) before the trigger may fire again, so it never compacts a view it has just compacted.
+  The threshold still fires as before.
 """
 
 from __future__ import annotations
@@ -14,8 +33,22 @@ from agent_repl.context.attachments import reinjection_budget
 from agent_repl.context.compact import SUMMARY_MAX_TOKENS, kept_tail_budget
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState
-from agent_repl.context.thresholds import compaction_pays, should_autocompact
+from agent_repl.context.thresholds import (
+    autocompact_threshold,
+    compaction_cost,
+    compaction_pays,
+    expected_requests,
+    regrowth_needed,
+    requests_before_threshold,
+    should_autocompact,
+)
+from agent_repl.context.user_messages import user_messages_budget
+from agent_repl.contract import CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
 from agent_repl.core.loop.projection import Compact
+
+# A summary's output when the session has had none: real summaries of a full 200K view run
+# 12-16K characters, with the model's notes before them, about 4K output tokens.
+SUMMARY_OUTPUT_ESTIMATE = 4_000
 
 
 class Autocompact(Check):
@@ -30,19 +63,61 @@ class Autocompact(Check):
         return None
 
 
-def _pays(tokens: int, state: PipelineState) -> bool:
-    """The cost-aware trigger: the requests made so far as the expected remaining ones."""
+def summary_output_estimate(tokens: int, state: PipelineState) -> int:
+    """The output tokens the next summary is expected to take."""
+    last = state.compaction.last
+    if last is not None and last.summary_output_tokens:
+        return last.summary_output_tokens
+    return max(SUMMARY_OUTPUT_ESTIMATE, min(SUMMARY_MAX_TOKENS, tokens // 50))
+
+
+def after_estimate(summary: int, state: PipelineState) -> int:
+    """The view's size right after a compaction: what the last one left, else its parts' budgets."""
+    last = state.compaction.last
+    if last is not None and last.after_tokens is not None:
+        return last.after_tokens
     config = state.config
-    after = round(config.fixed_prompt_cl100k * state.tokens.ratio) + kept_tail_budget(state) + reinjection_budget(
-        config.effective_window, config.reinject_share
+    return (
+        _fixed(state)
+        + summary
+        + kept_tail_budget(state)
+        + reinjection_budget(config.effective_window, config.reinject_share)
+        + user_messages_budget(config.effective_window, config.user_messages_share)
     )
-    summary = min(SUMMARY_MAX_TOKENS, max(2_000, tokens // 50))
-    return compaction_pays(
-        tokens,
-        after + summary,
-        summary,
-        state.tokens.responses,
-        read=config.cache_read_multiplier,
-        output=config.output_multiplier,
-        margin=config.cost_trigger_margin,
+
+
+def growth_per_request(tokens: int, state: PipelineState) -> float:
+    """How much the view grew a request since the last compaction (or since the session began)."""
+    last = state.compaction.last
+    if last is not None and last.after_tokens is not None:
+        return (tokens - last.after_tokens) / max(1, last.responses_since)
+    return (tokens - _fixed(state)) / max(1, state.tokens.responses)
+
+
+def _fixed(state: PipelineState) -> int:
+    return round(state.config.fixed_prompt_cl100k * state.tokens.ratio)
+
+
+def cache_write_multiplier(state: PipelineState) -> float:
+    config = state.config
+    hour = config.cache_ttl in ("1h", "prefix-1h") or (config.cache_ttl == "auto" and bool(state.pauses.pauses))
+    return CACHE_WRITE_1H_MULTIPLIER if hour else CACHE_WRITE_5M_MULTIPLIER
+
+
+def _pays(tokens: int, state: PipelineState) -> bool:
+    config = state.config
+    last = state.compaction.last
+    if last is not None and last.after_tokens is None:
+        return False  # compacted, and not one reply since
+    summary = summary_output_estimate(tokens, state)
+    after = after_estimate(summary, state)
+    read = config.cache_read_multiplier
+    cost = compaction_cost(
+        tokens, after, _fixed(state), summary, read=read, write=cache_write_multiplier(state), output=config.output_multiplier
     )
+    growth = growth_per_request(tokens, state)
+    if tokens - after < regrowth_needed(cost, growth, read=read, margin=config.cost_trigger_margin):
+        return False
+    horizon = requests_before_threshold(tokens, autocompact_threshold(config.effective_window), growth)
+    requests = expected_requests(state.tokens.responses, horizon)
+    return compaction_pays(tokens, after, cost, requests, read=read, margin=config.cost_trigger_margin)

@@ -10,7 +10,7 @@ refused replies are filtered out. The history itself is never changed.
 from __future__ import annotations
 
 from agent_repl.context.stage import Stage, StageOutcome
-from agent_repl.context.state import PipelineState
+from agent_repl.context.state import LastCompaction, PipelineState
 from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage
 
 
@@ -82,6 +82,34 @@ def slice_after_compact_boundary(history: list[Message], undone: frozenset[str] 
     return _view_at(history, index, len(history), undone)
 
 
+def last_compaction(history: list[Message], undone: frozenset[str] | set[str] = frozenset()) -> LastCompaction | None:
+    """What the last active compaction left (the cost-aware trigger's memory of it); None without one.
+
+    The main replies after its boundary are counted by message id (a reply is stored one entry per
+    block); the API's summary (stop reason "compaction") is not one of them. The first one's usage
+    measures the compacted view; the boundary names its summary's output tokens
+    (`summaryOutputTokens`) when a model call wrote it."""
+    index = _previous_boundary(history, len(history), undone)
+    if index is None:
+        return None
+    replies: list[AssistantMessage] = []
+    seen: set[str] = set()
+    for message in history[index + 1 :]:
+        if (
+            isinstance(message, AssistantMessage)
+            and message.usage is not None
+            and not message.is_synthetic
+            and message.stop_reason != "compaction"
+            and message.message_id not in seen
+        ):
+            seen.add(message.message_id)
+            replies.append(message)
+    boundary = history[index]
+    output = boundary.metadata.get("summaryOutputTokens") if isinstance(boundary, SystemMessage) else None
+    after = replies[0].usage.total_input() if replies and replies[0].usage is not None else None
+    return LastCompaction(after, len(replies), output if isinstance(output, int) and output > 0 else None)
+
+
 def is_refused(message: Message) -> bool:
     """A reply the model refused: shown in the history, never sent back."""
     return isinstance(message, AssistantMessage) and message.stop_reason == "refusal"
@@ -96,6 +124,7 @@ class BoundarySlice(Stage):
     def apply(self, view: list[Message], state: PipelineState) -> StageOutcome:
         compaction = state.compaction
         sliced = slice_after_compact_boundary(view, compaction.undone)
+        compaction.last = last_compaction(view, compaction.undone)
         hidden = state.snip.snipped
         if compaction.excluded or state.rewound:
             hidden = hidden | compaction.excluded | state.rewound

@@ -212,7 +212,10 @@ class Compactor:
             log.info("on-demand compaction failed, summarizing ourselves: %s", exc)
             return None
         kept_from = kept.uuid if kept is not None and split < len(projection.wire) else None
-        return await self._install(session, view, before, trigger, entry, kept_from, source="the API's summary")
+        output = entry.usage.output_tokens if entry.usage is not None else None
+        return await self._install(
+            session, view, before, trigger, entry, kept_from, source="the API's summary", output_tokens=output
+        )
 
     async def _from_session_memory(
         self, session: ContextSession, view: list[Message], before: int, trigger: CompactTrigger
@@ -326,6 +329,7 @@ class Compactor:
                         trigger,
                         self._summary_entry(session, summary),
                         view[start].uuid if start else None,
+                        output_tokens=response.usage.output_tokens,
                     )
                 # A summary cut off (at the window's edge, or the output cap) would lose what it
                 # had not reached yet, such as the later user messages: make room and ask again.
@@ -393,7 +397,10 @@ class Compactor:
         *,
         used_memory: bool = False,
         source: str = "a summary",
+        output_tokens: int | None = None,
     ) -> CompactionOutcome:
+        """`output_tokens`: what the model's summary took to write (none for session memory), kept on
+        the boundary for the cost-aware trigger's next estimate (context/autocompact.py)."""
         state = self.pipeline.state
         kept_index = next((i for i, m in enumerate(view) if m.uuid == kept_from), len(view))
         kept = view[kept_index:]
@@ -425,6 +432,7 @@ class Compactor:
                 "attachmentUuids": [a.uuid for a in attachments],
                 "usedSessionMemory": used_memory,
                 "apiSummary": isinstance(summary_message, AssistantMessage),
+                **({"summaryOutputTokens": output_tokens} if output_tokens else {}),
             },
             logical_parent_uuid=session.last_uuid,
         )

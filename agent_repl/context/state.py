@@ -205,12 +205,26 @@ class TokenAccounting:
     errors: list[float] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class LastCompaction:
+    """What the history says of its last active compaction (derived by the boundary slice on
+    every projection, so live, resumed and dry runs agree): the prompt of the first reply after
+    it (None before that reply), the main replies since, and what its summary cost in output
+    tokens (None when it took no model call, or the boundary does not say)."""
+
+    after_tokens: int | None
+    responses_since: int
+    summary_output_tokens: int | None
+
+
 @dataclass
 class CompactionState:
     # Boundaries taken back by /uncompact, and the entries (boundary, summary, attachments) that
     # left the view with them.
     undone: set[str] = field(default_factory=set)
     excluded: set[str] = field(default_factory=set)
+    # Derived from the history by each projection (agent_repl.context.boundary).
+    last: LastCompaction | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ BENCHMARKS.md). Larger windows keep the fixed amounts. The tool-result budget sc
 
 from __future__ import annotations
 
+import math
+
 SUMMARY_RESERVE_TOKENS = 20_000
 AUTOCOMPACT_BUFFER_TOKENS = 13_000
 BLOCKING_BUFFER_TOKENS = 3_000
@@ -59,24 +61,52 @@ def is_at_blocking_limit(tokens: int, effective: int) -> bool:
     return tokens >= blocking_limit(effective)
 
 
-def compaction_pays(
-    tokens: int,
-    after: int,
-    summary: int,
-    remaining: int,
-    *,
-    read: float,
-    write: float = 1.25,
-    output: float = 5.0,
-    margin: float = 1.0,
-) -> bool:
-    """Whether summarizing now costs less than carrying the context for `remaining` more requests.
+def compaction_cost(tokens: int, after: int, fixed: int, summary: int, *, read: float, write: float, output: float) -> float:
+    """What one compaction costs beyond carrying on, in base-input units: the summary request reads
+    the `tokens` of the old view, its `summary` is written at the output price, and the first
+    request after it writes the new view's messages (`after` minus the `fixed` system prompt and
+    tools, which stay cached) at the cache-write price instead of reading them."""
+    return read * tokens + output * summary + (write - read) * max(0, after - fixed)
 
-    Carrying: `remaining` reads of `tokens`. Compacting: one read of `tokens` (the summary
-    request), the `summary` written at the output price, the new context (`after` tokens) written
-    once, then read by the rest. Prices are relative to base input; the saving must be `margin`
-    times the cost."""
-    if remaining < 2 or after >= tokens:
+
+def requests_before_threshold(tokens: int, threshold: int, growth: float) -> float:
+    """The main requests until the view, growing by `growth` tokens a request, reaches the threshold."""
+    return max(0.0, (threshold - tokens) / max(growth, 1.0))
+
+
+def expected_requests(made: int, horizon: float) -> float:
+    """The requests among the next `horizon` that are expected to be made, in a session that has
+    made `made` so far.
+
+    A session that has run n requests is still running j requests later with odds n / (n + j) (the
+    assumption that puts the median of what is left at n more, which the trigger made before it
+    had a horizon); summed over the horizon that is about n * ln(1 + horizon / n), never more than
+    the horizon and small early in a session, when nothing says it will go on."""
+    if made <= 0 or horizon <= 0:
+        return 0.0
+    return min(horizon, made * math.log1p(horizon / made))
+
+
+def regrowth_needed(cost: float, growth: float, *, read: float, margin: float) -> float:
+    """How far the view must grow past a compaction's size before another one can pay.
+
+    Compacting every D tokens of growth, a request reads on average D / 2 above the compacted size
+    and pays one compaction every D / growth requests: read * D / 2 + margin * cost * growth / D a
+    request, least at D = sqrt(2 * margin * cost * growth / read). Compacting sooner than that
+    after the last compaction costs more than it saves, however long the session goes on: this is
+    the hysteresis that keeps the cost-aware trigger from firing again right after a compaction."""
+    if read <= 0:
+        return math.inf
+    return math.sqrt(2 * margin * cost * max(growth, 0.0) / read)
+
+
+def compaction_pays(tokens: int, after: int, cost: float, requests: float, *, read: float, margin: float = 1.0) -> bool:
+    """Whether compacting now saves `margin` times what it costs.
+
+    Carrying on, each of the `requests` expected before the threshold reads `tokens`; compacted,
+    it reads `after` (the compaction's own rewrite is in `cost`). The saving stops at the
+    threshold: there the view is compacted anyway, so a compaction now buys only the reads
+    between now and then, and is counted as an extra compaction in full."""
+    if after >= tokens or requests <= 0:
         return False
-    saved = (remaining - 1) * read * (tokens - after)
-    return saved > margin * (output * summary + write * after)
+    return requests * read * (tokens - after) > margin * cost

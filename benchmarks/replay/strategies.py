@@ -202,8 +202,10 @@ def _lever(name: str, *, conditions: tuple[str, ...] = (MEASURED,), windows: tup
 DIAGNOSTIC_VARIANTS: list[Strategy] = [
     _lever("with its own summary", windows=ALL_WINDOWS, on_demand_compaction=False),
     _lever("with the earlier kept tail", windows=COMPACTING, kept_tail_tokens=40_000, reinject_share=0.1),
-    _lever("without the cost-aware trigger", windows=COST_TRIGGERED, cost_trigger=False),
-    _lever("with the cost-aware trigger", windows=(50_000,), cost_trigger=True),
+    # By the window it starts at: the session sets the window (and `cost_trigger` from it) after
+    # the strategy configured it, so setting `cost_trigger` itself changed nothing.
+    _lever("without the cost-aware trigger", windows=COST_TRIGGERED, cost_trigger_min_window=0),
+    _lever("with the cost-aware trigger", windows=(50_000,), cost_trigger_min_window=50_000),
     _lever("compacting whenever it pays", windows=COST_TRIGGERED, cost_trigger_margin=1.0),
     _lever("without the file list", windows=ALL_WINDOWS, list_touched_files=False),
     _lever("without session memory", windows=(200_000,), memory=False),

@@ -139,20 +139,19 @@ def test_a_kept_tail_reaching_into_an_earlier_compaction_is_taken_from_that_view
     assert slice_after_compact_boundary(history, {b2.uuid}) == [b1, s1, c, d, e, f, att1, g, h, b2, s2]
 
 
-def test_the_cost_aware_trigger_compacts_only_when_the_reads_it_saves_outweigh_the_rewrite():
-    # 600K tokens carried over 150 more requests: reading 540K fewer each time pays for a 12K
-    # summary at the output price and a 60K context written once.
-    assert compaction_pays(600_000, 60_000, 12_000, 150, read=0.1)
+def test_the_cost_aware_trigger_compacts_only_when_the_reads_it_saves_outweigh_the_compaction():
+    # 600K tokens carried over 150 more requests: reading 540K fewer each time pays for a
+    # compaction costing 150K units.
+    assert compaction_pays(600_000, 60_000, 150_000, 150, read=0.1)
     # Too few requests left to earn it back, or a context that would not shrink.
-    assert not compaction_pays(600_000, 60_000, 12_000, 1, read=0.1)
-    assert not compaction_pays(600_000, 60_000, 12_000, 3, read=0.1, output=100.0)
+    assert not compaction_pays(600_000, 60_000, 150_000, 2, read=0.1)
     assert not compaction_pays(50_000, 50_000, 2_000, 500, read=0.1)
     # Cheaper reads make carrying cheaper: the same context pays later.
-    assert compaction_pays(100_000, 40_000, 2_000, 20, read=0.1)
-    assert not compaction_pays(100_000, 40_000, 2_000, 20, read=0.01)
-    # With a margin the saving (114K) must be that many times the cost (60K).
-    assert not compaction_pays(100_000, 40_000, 2_000, 20, read=0.1, margin=2.0)
-    assert compaction_pays(100_000, 40_000, 2_000, 40, read=0.1, margin=2.0)
+    assert compaction_pays(100_000, 40_000, 60_000, 20, read=0.1)
+    assert not compaction_pays(100_000, 40_000, 60_000, 20, read=0.01)
+    # With a margin the saving (120K) must be that many times the cost (60K).
+    assert not compaction_pays(100_000, 40_000, 60_000, 20, read=0.1, margin=2.0)
+    assert compaction_pays(100_000, 40_000, 60_000, 21, read=0.1, margin=2.0)
 
 
 def test_kept_tail_never_starts_inside_a_streamed_reply_split_around_its_results():
