@@ -34,6 +34,7 @@ from agent_repl.context.compact import SUMMARY_MAX_TOKENS, kept_tail_budget
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import (
+    REFERENCE_EFFECTIVE_WINDOW,
     autocompact_threshold,
     compaction_cost,
     compaction_pays,
@@ -77,12 +78,16 @@ def after_estimate(summary: int, state: PipelineState) -> int:
     if last is not None and last.after_tokens is not None:
         return last.after_tokens
     config = state.config
+    # What is put back is what was read and typed lately, which does not grow with the window: past
+    # a 200K window its budgets are caps far above it (at 1M the replay benchmark's first
+    # compactions put back 26-35K tokens besides the system prompt and the summary, not 108K).
+    effective = min(config.effective_window, REFERENCE_EFFECTIVE_WINDOW)
     return (
         _fixed(state)
         + summary
         + kept_tail_budget(state)
-        + reinjection_budget(config.effective_window, config.reinject_share)
-        + user_messages_budget(config.effective_window, config.user_messages_share)
+        + reinjection_budget(effective, config.reinject_share)
+        + user_messages_budget(effective, config.user_messages_share)
     )
 
 
