@@ -23,7 +23,7 @@ What changes without a record is bookkeeping that a resume derives instead of re
 - collapse's `<collapsed>` entries (a cache). Its staged spans are a record
   (`CollapseStageRecord`): which spans a later projection commits depends on them.
 - what each projection derives from the history (`pauses`, `cold_after_minutes`, `scratch`,
-  `tokens.anchor_describes_view`, which each usage sets again: it describes the request it answers).
+  `compaction.last`, `tokens.anchor_describes_view`, which each usage sets again: it describes the request it answers).
 
 Records the transcript keeps in less detail than the live run knew carry the rest in fields that
 are never written, so the transcript format does not change: a resume splits a

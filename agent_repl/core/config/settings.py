@@ -123,7 +123,8 @@ class Settings(BaseModel):
     # Chosen by the replay benchmark (BENCHMARKS.md: at 200K and 1M the rows "agent-repl without
     # the cost-aware trigger" cost more; at 50K "agent-repl with the cost-aware trigger" did).
     compact_cost_trigger_min_window: int = Field(default=200_000, ge=0)
-    # How many times the compaction's own cost the reads it saves must be before that trigger fires.
+    # How many times the compaction's own cost the reads it saves before the threshold must be
+    # before that trigger fires; each compaction is priced at it to space them (agent_repl.context.autocompact).
     # Chosen by the replay benchmark (BENCHMARKS.md, the rows "agent-repl compacting whenever it
     # pays", margin 1: at 200K it compacted more than twice as often for about the same cost).
     compact_cost_trigger_margin: float = Field(default=5.0, ge=1.0)
