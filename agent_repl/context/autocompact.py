@@ -16,15 +16,20 @@ The cost-aware trigger, in base-input units (agent_repl.context.thresholds has t
   is used). The new view is the size the last compaction left, or, before any, the system prompt
   and tools, the summary, the kept tail and the budgets of what is put back (files, skills, todo
   list and plan share one; the user's messages another).
-- What it saves: the reads of what leaves the view, on the requests expected before the
-  threshold. At the threshold the view is compacted anyway, so a compaction now buys only the
-  reads between now and then, and it is counted as one compaction more. Those requests are the
-  ones the view's growth leaves before the threshold, weighted by the odds that the session goes
-  on that long (`thresholds.expected_requests`), never more.
-- Hysteresis: after a compaction the view must grow by `thresholds.regrowth_needed` (the spacing
-  of compactions that costs least per request, each compaction priced at the margin times its
-  cost) before the trigger may fire again, so it never compacts a view it has just compacted.
-  The threshold still fires as before.
+- When compacting early can pay at all: compactions every D tokens of growth cost, per request,
+  the reads of D / 2 on average plus a compaction every D / growth requests. The spacing that
+  costs least, with each compaction priced at `cost_trigger_margin` times its cost for the detail
+  a summary loses, is `thresholds.regrowth_needed`; the view must have grown that much since the
+  last compaction (or the start) before the trigger fires. That is the hysteresis: right after a
+  compaction the view has not grown, so it never compacts again at once (the old trigger, which
+  took as many requests to come as were made, did, seven times in a 200K session against the real
+  CLI's two). When that spacing is more than the room under the threshold, only the threshold fires.
+- Whether this compaction pays for itself before the threshold: a single compaction now buys only
+  the reads of what leaves the view until the threshold would have compacted anyway; it is counted
+  as one compaction more, in full. Those requests are the ones the view's growth leaves before the
+  threshold, each weighted by the odds that the session goes on that long
+  (`thresholds.expected_requests`), never more; if the session ends before them, only they repay it.
+  This guard is at the bare price: the margin is already in the spacing.
 """
 
 from __future__ import annotations
@@ -125,4 +130,4 @@ def _pays(tokens: int, state: PipelineState) -> bool:
         return False
     horizon = requests_before_threshold(tokens, autocompact_threshold(config.effective_window), growth)
     requests = expected_requests(state.tokens.responses, horizon)
-    return compaction_pays(tokens, after, cost, requests, read=read, margin=config.cost_trigger_margin)
+    return compaction_pays(tokens, after, cost, requests, read=read)

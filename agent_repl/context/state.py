@@ -84,10 +84,9 @@ class PipelineConfig:
     # windows of at least `cost_trigger_min_window` tokens (set_window decides; 0: never).
     cost_trigger: bool = False
     cost_trigger_min_window: int = 200_000
-    # It fires only when the reads saved are this many times what the compaction costs, and spaces
-    # compactions as if each cost this many times its price: the expected remaining requests are a
-    # guess, and each summary loses detail no price shows (agent_repl.context.autocompact).
-    cost_trigger_margin: float = 5.0
+    # It spaces compactions as if each cost this many times its price: each summary loses detail
+    # no price shows (agent_repl.context.autocompact).
+    cost_trigger_margin: float = 2.0
     # After a compaction: at most this much of the current turn is kept verbatim (a 200K-window
     # amount, scaled below), and recently read files are put back within this share of the window.
     kept_tail_tokens: int = 10_000

@@ -207,6 +207,7 @@ DIAGNOSTIC_VARIANTS: list[Strategy] = [
     _lever("without the cost-aware trigger", windows=COST_TRIGGERED, cost_trigger_min_window=0),
     _lever("with the cost-aware trigger", windows=(50_000,), cost_trigger_min_window=50_000),
     _lever("compacting whenever it pays", windows=COST_TRIGGERED, cost_trigger_margin=1.0),
+    _lever("with the cost trigger's margin at 5", windows=COST_TRIGGERED, cost_trigger_margin=5.0),
     _lever("without the file list", windows=ALL_WINDOWS, list_touched_files=False),
     _lever("without session memory", windows=(200_000,), memory=False),
     _lever("with server clears", conditions=BOTH, windows=(200_000,), server_clear=True),
