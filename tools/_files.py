@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent_repl.core.tooling.atomic import write_atomic as write_atomic
+from agent_repl.core.tooling.numbering import number_lines
 from agent_repl.core.tooling.persisted_output import format_size
 
 MAX_EDIT_BYTES = 16 * 1024 * 1024
@@ -129,4 +130,4 @@ def numbered_snippet(text: str, hunks: list[dict], context: int = 4, max_lines: 
         return ""
     start = max(1, min(marks) - context)
     end = min(len(lines), max(marks) + context, start + max_lines - 1)
-    return "\n".join(f"{n:>6}\u2192{lines[n - 1]}" for n in range(start, end + 1))
+    return number_lines(lines[start - 1 : end], start)

@@ -15,6 +15,7 @@ from agent_repl.core.permissions.protected_paths import protected_reason
 from agent_repl.core.tooling.diffs import FileChange, patch_stats, structured_patch
 from agent_repl.core.tooling.display import FileChangeDisplay, ToolDisplay
 from agent_repl.core.tooling.file_state import Freshness, ReadLedger
+from agent_repl.core.tooling.numbering import strip_line_numbers
 from agent_repl.core.tooling.tool import Args, Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs, current_cwd, display_path
 from agent_repl.tools._files import FileError, TextFile, load_text, numbered_snippet, write_atomic
@@ -91,6 +92,16 @@ def crlf_strings(old: str, new: str, text: str) -> tuple[str, str]:
     return old, new
 
 
+def without_read_numbers(old: str, new: str, text: str) -> tuple[str, str] | None:
+    """The model copied Read's line numbers into old_string: the strings without them, when the
+    unnumbered old_string is in the file (new_string loses its numbers only if every line has one)."""
+    bare_old = strip_line_numbers(old)
+    if not bare_old or bare_old not in text:
+        return None
+    bare_new = strip_line_numbers(new)
+    return bare_old, new if bare_new is None else bare_new
+
+
 def plan_edit(args: EditArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
     cwd = current_cwd(ctx)
     if not os.path.isabs(args.file_path):
@@ -124,6 +135,9 @@ def plan_edit(args: EditArgs, ctx: ToolContext) -> EditPlan | ToolOutput:
     if original.newline == "\r\n":
         old, new = crlf_strings(old, new, text)
     count = text.count(old)
+    if count == 0 and (unnumbered := without_read_numbers(old, new, text)) is not None:
+        old, new = unnumbered
+        count = text.count(old)
     if count == 0:
         return ToolOutput.error(not_found_error(path), summary="old_string not found")
     if count > 1 and not args.replace_all:

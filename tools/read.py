@@ -19,6 +19,7 @@ from agent_repl.core.model.tokens import DEFAULT_CLAUDE_RATIO, estimate_tokens
 from agent_repl.core.permissions.read_access import opened_refusal
 from agent_repl.core.permissions.rules import PermissionRequest
 from agent_repl.core.tooling.display import ToolDisplay, plural, structured_dict
+from agent_repl.core.tooling.numbering import numbered_line
 from agent_repl.core.tooling.persisted_output import format_size
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput, load_description
 from agent_repl.tools._common import ToolArgs, current_cwd
@@ -272,7 +273,7 @@ class Read(Tool[ReadArgs]):
             text, cut = _decode_line(raw, was_long)
             cut_lines += cut
             lines.append(text)
-            numbered.append(f"{number:>6}\u2192{text}" + (" [... line cut at 2000 chars]" if cut else ""))
+            numbered.append(numbered_line(number, text) + (" [... line cut at 2000 chars]" if cut else ""))
         rest, capped = (0, True) if endless else _count_rest(f)
         total = number + rest
         file_info: dict[str, Any] = {

@@ -27,6 +27,7 @@ from agent_repl.core.model.messages import AssistantMessage, Message, UserMessag
 from agent_repl.core.permissions.protected_paths import protected_reason
 from agent_repl.core.permissions.read_access import opened_refusal
 from agent_repl.core.permissions.rules import Decision, PermissionPolicy, PermissionRequest
+from agent_repl.core.tooling.numbering import number_lines
 
 # Tools whose `file_path` the model worked on: what it read and what it changed.
 FILE_TOOLS = frozenset({"Read", "Edit", "Write"})
@@ -93,7 +94,7 @@ def _read_again(policy: PermissionPolicy, path: str) -> str | None:
 
 
 def _numbered(text: str) -> str:
-    return "\n".join(f"{n:>6}→{line}" for n, line in enumerate(text.splitlines(), 1))
+    return number_lines(text.splitlines())
 
 
 def reinjection_budget(effective_window: int, share: float = 0.1) -> int:

@@ -125,8 +125,6 @@ def levers(results: list[RowResult], condition: str) -> list[str]:
     lines = [
         f"### Levers ({condition} summaries; agent-repl with one thing changed, not product settings)",
         "",
-        "`compact numbering`: Read's lines numbered as Claude Code 2.1.3xx numbers them (the number and a tab)",
-        "instead of ours (the number right-aligned in six columns and an arrow), rewritten by the benchmark;",
         "`no session memory`: no session-memory requests. `benchmarks/ccrow/levers.py`.",
         "",
         "| window | session | agent | cost (K units) | vs CC | compactions | kept: users / paths / todos / needles |",

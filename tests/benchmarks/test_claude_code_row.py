@@ -291,20 +291,6 @@ def test_the_real_cli_plays_a_tiny_session(tmp_path: Path) -> None:
     assert played.requests["main"] == session.step_count
 
 
-async def test_the_compact_numbering_lever_rewrites_reads_numbering(tmp_path: Path) -> None:
-    from agent_repl.core.tooling.tool import ToolContext
-    from benchmarks.ccrow.levers import CompactNumberedRead, compact_numbering
-
-    assert compact_numbering("     1\u2192a = 1\n    10\u2192  b\u2192c") == "1\ta = 1\n10\t  b\u2192c"
-    source = tmp_path / "m.py"
-    source.write_text("x = 1\ny = 2\n", encoding="utf-8")
-    tool = CompactNumberedRead()
-    args = tool.parse_args({"file_path": str(source)})
-    output = await tool.run(args, ToolContext(cwd=tmp_path, tool_results_dir=tmp_path / "r", tool_use_id="t"))  # type: ignore[arg-type]
-    assert isinstance(output.content, str)
-    assert output.content.startswith("1\tx = 1\n2\ty = 2")
-
-
 def test_the_report_is_rewritten_from_the_saved_runs(tmp_path: Path) -> None:
     import json
     from dataclasses import asdict

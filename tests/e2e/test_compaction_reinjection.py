@@ -87,9 +87,9 @@ async def test_todos_plan_and_edited_files_come_back_after_a_compaction(tmp_path
     ]
     assert len(reinjected) == 2
     small_text = next(t for t in reinjected if str(small) in t)
-    assert "     1→def assist():" in small_text, "the edited file comes back as it is now"
+    assert "1\tdef assist():" in small_text, "the edited file comes back as it is now"
     big_text = next(t for t in reinjected if str(big) in t)
-    assert "     1→VALUE_0 = 100" in big_text and "[... truncated; Read the file for the rest]" in big_text
+    assert "1\tVALUE_0 = 100" in big_text and "[... truncated; Read the file for the rest]" in big_text
     # Within the per-file budget (characters are a generous upper bound of tokens here).
     assert len(big_text) < MAX_TOKENS_PER_FILE * 5
 

@@ -71,7 +71,7 @@ def test_print_mode_runs_every_tool_for_real_and_resume_repeats_the_cached_prefi
     texts = {name: result_text(block) for name, block in zip(["Glob", "Grep", "Read", "Bash"], results.values(), strict=True)}
     assert "src/app.py" in texts["Glob"] and "src/util.py" in texts["Glob"]
     assert "TODO: greet properly" in texts["Grep"] and "TODO: make configurable" in texts["Grep"]
-    assert "     1→# Demo project" in texts["Read"]
+    assert "1\t# Demo project" in texts["Read"]
     assert "3 README.md" in texts["Bash"]
     assert not any(block.get("is_error") for block in results.values())
 

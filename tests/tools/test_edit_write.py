@@ -41,7 +41,7 @@ async def test_edit_replaces_once_and_reports_claude_codes_structured_result(ctx
     assert not out.is_error, out.content
     assert path.read_text() == original.replace("line 5\n", "line five\nline 5b\n")
     assert out.content.startswith(f"The file {path} has been updated. The changed part now reads (cat -n):\n")
-    assert "     5\u2192line five" in out.content and "     6\u2192line 5b" in out.content
+    assert "5\tline five" in out.content and "6\tline 5b" in out.content
     s = out.structured
     assert s is not None
     assert set(s) == {"filePath", "oldString", "newString", "originalFile", "structuredPatch", "userModified", "replaceAll"}
@@ -235,3 +235,38 @@ async def test_todo_write_keeps_the_list_and_reports_old_and_new(ctx: ToolContex
     assert [(t.content, t.status) for t in parse_todos(second) or []] == [("Write tests", "completed"), ("Ship", "pending")]
     bad = TodoWrite().parse_args({"todos": [{"content": "x", "status": "doing", "activeForm": "x"}]})
     assert getattr(bad, "is_error", False)
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("3\tline 3\n4\tline 4", "3\tline three\n4\tline 4"),
+        ("     3\u2192line 3\n     4\u2192line 4", "     3\u2192line three\n     4\u2192line 4"),
+        ("3\tline 3\n4\tline 4", "line three\nline 4"),
+    ],
+    ids=["compact", "padded-arrow", "numbered-old-only"],
+)
+async def test_edit_accepts_read_line_numbers_copied_into_its_strings(ctx: ToolContext, old: str, new: str) -> None:
+    path = ctx.cwd / "a.py"
+    path.write_text("".join(f"line {i}\n" for i in range(1, 6)))
+    await read(ctx, path)
+    out = await edit(ctx, path, old, new)
+    assert not out.is_error, out.content
+    assert path.read_text() == "line 1\nline 2\nline three\nline 4\nline 5\n"
+
+
+async def test_edit_leaves_numbers_that_are_part_of_the_file(ctx: ToolContext) -> None:
+    path = ctx.cwd / "data.tsv"
+    path.write_text("1\tone\n2\ttwo\n")
+    await read(ctx, path)
+    out = await edit(ctx, path, "1\tone\n2\ttwo", "1\tuno\n2\ttwo")
+    assert not out.is_error, out.content
+    assert path.read_text() == "1\tuno\n2\ttwo\n"
+
+
+async def test_edit_refuses_numbers_that_do_not_run_consecutively(ctx: ToolContext) -> None:
+    path = ctx.cwd / "a.py"
+    path.write_text("line 1\nline 2\nline 3\n")
+    await read(ctx, path)
+    out = await edit(ctx, path, "1\tline 1\n3\tline 3", "x")
+    assert out.is_error and "was not found" in out.content

@@ -33,7 +33,7 @@ async def test_numbered_lines_and_structured(ctx: ToolContext) -> None:
     path.write_text("first\nsecond\r\nthird")
     out = await read(ctx, file_path=str(path))
     assert not out.is_error
-    assert text_of(out) == "     1\u2192first\n     2\u2192second\n     3\u2192third"
+    assert text_of(out) == "1\tfirst\n2\tsecond\n3\tthird"
     assert out.structured == {
         "type": "text",
         "file": {
@@ -52,7 +52,7 @@ async def test_offset_and_limit(ctx: ToolContext) -> None:
     path.write_text("".join(f"line {i}\n" for i in range(1, 101)))
     out = await read(ctx, file_path=str(path), offset=10, limit=3)
     text = text_of(out)
-    assert text.startswith("    10\u2192line 10\n    11\u2192line 11\n    12\u2192line 12")
+    assert text.startswith("10\tline 10\n11\tline 11\n12\tline 12")
     assert "Showing lines 10-12 of 100" in text
     assert out.structured is not None
     assert out.structured["file"]["startLine"] == 10
@@ -64,7 +64,7 @@ async def test_default_limit_is_2000_lines(ctx: ToolContext) -> None:
     path.write_text("x\n" * 2500)
     out = await read(ctx, file_path=str(path))
     lines = text_of(out).split("\n")
-    assert lines[1999] == "  2000\u2192x"
+    assert lines[1999] == "2000\tx"
     assert "Showing lines 1-2000 of 2500" in lines[-1]
     assert out.structured is not None and out.structured["file"]["numLines"] == 2000
 
@@ -74,9 +74,9 @@ async def test_long_lines_are_cut(ctx: ToolContext) -> None:
     path.write_text("a" * 10_000 + "\n" + "é" * 5_000 + "\nshort\n")
     out = await read(ctx, file_path=str(path))
     lines = text_of(out).split("\n")
-    assert lines[0] == "     1\u2192" + "a" * MAX_LINE_CHARS + " [... line cut at 2000 chars]"
-    assert lines[1] == "     2\u2192" + "é" * MAX_LINE_CHARS + " [... line cut at 2000 chars]"
-    assert lines[2] == "     3\u2192short"
+    assert lines[0] == "1\t" + "a" * MAX_LINE_CHARS + " [... line cut at 2000 chars]"
+    assert lines[1] == "2\t" + "é" * MAX_LINE_CHARS + " [... line cut at 2000 chars]"
+    assert lines[2] == "3\tshort"
 
 
 async def test_offset_past_end_and_empty_file(ctx: ToolContext) -> None:
@@ -185,7 +185,7 @@ async def test_non_utf8_text_is_replaced_not_crashing(ctx: ToolContext) -> None:
     path = ctx.cwd / "latin1.txt"
     path.write_bytes("caf\xe9\n".encode("latin-1"))
     out = await read(ctx, file_path=str(path))
-    assert text_of(out) == "     1\u2192caf\ufffd"
+    assert text_of(out) == "1\tcaf\ufffd"
 
 
 async def test_reads_a_persisted_tool_result(ctx: ToolContext, tmp_path: Path) -> None:
@@ -193,4 +193,4 @@ async def test_reads_a_persisted_tool_result(ctx: ToolContext, tmp_path: Path) -
 
     persisted = persist_text("\n".join(str(i) for i in range(10_000)), "toolu_x", ctx.tool_results_dir)
     out = await read(ctx, file_path=str(persisted.path), offset=9_999, limit=2)
-    assert text_of(out) == "  9999\u21929998\n 10000\u21929999"
+    assert text_of(out) == "9999\t9998\n10000\t9999"

@@ -104,7 +104,7 @@ def long_history(pairs: int) -> list[Any]:
                     f"t-{n}", f"toolu_{n}", "Read", {"file_path": f"/src/file_{n}.py"}, message_id=f"m{n}"
                 )
             )
-            history.append(tool_result(f"r-{n}", f"toolu_{n}", f"     1→line of file {n}"))
+            history.append(tool_result(f"r-{n}", f"toolu_{n}", f"1\tline of file {n}"))
         history.append(
             assistant(
                 f"a-{n}",

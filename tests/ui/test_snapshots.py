@@ -42,7 +42,7 @@ def _history() -> list:
         user("meta", "Today's date: 2026-01-01", is_meta=True),
         user("u1", "what is in build.log?"),
         tool_use("a1", "toolu_1", "Read", {"file_path": "build.log"}),
-        tool_result("r1", "toolu_1", "     1→compiling\n     2→done", structured="Read 2 lines"),
+        tool_result("r1", "toolu_1", "1\tcompiling\n2\tdone", structured="Read 2 lines"),
         assistant("a2", "It compiled and finished: **2 lines**.", usage=USAGE),
         user("u2", "and the tests?"),
         tool_use("a3", "toolu_2", "Bash", {"command": "make test"}, message_id="msg_2"),
@@ -180,7 +180,7 @@ def _context_report():
         used_tokens=94_100,
         categories=categories,
         largest=[
-            ContextItem("k3v9qa", "tool result", 12_400, "     1→import json"),
+            ContextItem("k3v9qa", "tool result", 12_400, "1\timport json"),
             ContextItem("", "assistant", 3_100, "Here is the plan for the refactor:"),
             ContextItem("p0z7mc", "user", 1_200, "please read the whole module and explain it"),
         ],
