@@ -61,3 +61,47 @@ async def test_a_long_resumed_session_mounts_a_window_and_scrolls_back_to_the_st
         assert conversation.mounted_lines() <= 150
         assert len(conversation.children) < 80
         assert conversation.children[-1].item.text == "A new answer."
+
+
+class EarlierInTheTranscript:
+    """What a resume left in the transcript: counted, and read back when asked."""
+
+    def __init__(self, entries: list) -> None:
+        self.entries = entries
+        self.todo_entries: list = []
+        self.reads = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.entries)
+
+    def load(self) -> list:
+        self.reads += 1
+        return list(self.entries)
+
+
+async def test_a_resume_shows_its_tail_first_and_reads_the_earlier_entries_when_scrolled_up_to(tmp_path):
+    history = long_history(60)
+    cut = len(history) - 40
+    project = tmp_path / "p"
+    project.mkdir()
+    session = fixed_session(history[cut:], cwd=project, home=tmp_path / "home")
+    session.earlier = earlier = EarlierInTheTranscript(history[:cut])
+    app = AgentApp(StaticLauncher(session), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(100, 24), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        conversation = app.conversation
+        shown = len(conversation.view.items)
+        assert earlier.reads == 0 and conversation.first == 0
+        notice = conversation.children[0]
+        assert f"{cut} earlier entries" in notice.item.text
+
+        def scrolled_to_the_start() -> bool:
+            conversation.scroll_home(animate=False, immediate=True)
+            return earlier.reads == 1 and conversation.first == 0 and len(conversation.view.items) > shown
+
+        await wait_for(pilot, scrolled_to_the_start, what="the earlier entries")
+        assert conversation.children[0].item.text == "question number 0"
+        assert earlier.reads == 1
+        assert [m.uuid for m in session.messages] == [m.uuid for m in history[cut:]]
