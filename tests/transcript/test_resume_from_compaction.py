@@ -221,3 +221,20 @@ async def test_what_a_resume_keeps_does_not_grow_with_the_history_before_the_cut
     growth_per_mb = (retained[1] - retained[0]) / (sizes[1] - sizes[0])
     assert sizes[1] - sizes[0] > 1_000_000
     assert growth_per_mb < 0.1
+
+
+async def test_forking_our_own_long_session_copies_all_of_it(tmp_path, project):
+    home = tmp_path / "home"
+    path = await write_session(home, project, rounds=3)
+    settings = settings_for(home, project)
+    source = find_resume_source(settings, project, SID, latest=False)
+    assert source is not None and source.loaded.earlier is not None
+    source.owned = False  # --fork-session
+    session = await open_session(settings, project, resume=source)
+    try:
+        assert session.earlier is None and session.session_id != SID
+        assert uuids(session.messages) == uuids(load_session(path).messages)
+        copied = load_session(session.sink.path)
+    finally:
+        await close_session(session)
+    assert uuids(copied.messages) == uuids(session.messages)
