@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -299,6 +299,11 @@ class EarlierEntries:
     def load(self) -> list[Message]:
         loaded = self.earlier.load()
         return redacted_history(loaded, self.redactor, owned=True)
+
+    def stream(self) -> Iterator[Message]:
+        """The entries one at a time, without credentials (only those another writer wrote are redacted)."""
+        for message, ours in self.earlier.stream():
+            yield message if ours else self.redactor.message(message)
 
 
 def _whole(loaded: LoadedSession) -> LoadedSession:

@@ -8,7 +8,7 @@ starts at; the entries before it stay in the transcript until something asks for
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -54,6 +54,8 @@ class EarlierEntries(Protocol):
     todo_entries: list[Message]
 
     def load(self) -> list[Message]: ...
+
+    def stream(self) -> Iterator[Message]: ...
 
 
 class Session:

@@ -34,7 +34,7 @@ from agent_repl.context.attachments import (
 from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.compact_api import api_summary, split_for_kept_turns
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
-from agent_repl.context.context_session import take_back_earlier, whole_history
+from agent_repl.context.context_session import history_for_reminders, take_back_earlier
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import Wire, WireTransform, fork_request
 from agent_repl.context.projector import Pipeline
@@ -407,7 +407,7 @@ class Compactor:
         files = recently_read_files(view[:kept_index], kept, state, session.permissions)
         # The todo list and the plan as the whole session left them: after an earlier compaction the
         # call that wrote them is no longer in the view, only its re-injected reminder.
-        whole = whole_history(session)
+        whole = history_for_reminders(session)
         history = [m for m in whole if m.uuid not in state.rewound]
         standing = (
             standing_context(whole, kept),

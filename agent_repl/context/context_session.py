@@ -12,8 +12,9 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
+from agent_repl.context.user_messages import is_typed
 from agent_repl.core.loop.turn_session import TurnSession
-from agent_repl.core.model.messages import Message
+from agent_repl.core.model.messages import AssistantMessage, Message, UserMessage
 from agent_repl.core.permissions.rules import PermissionPolicy
 from agent_repl.core.tooling.file_state import ReadLedger
 from agent_repl.core.tooling.redaction import SecretRedactor
@@ -76,3 +77,36 @@ def take_back_earlier(session: Any) -> None:
     if earlier is not None:
         session.messages[:0] = earlier.load()
         session.earlier = None
+
+
+def history_for_reminders(session: Any) -> list[Message]:
+    """The whole history as a compaction's reminders read it (the opening context, the todo list,
+    the approved plan, the paths the calls named, what the user typed). The entries a resume left in
+    the transcript are read one at a time and kept light: tool results without their content,
+    replies with their tool calls only."""
+    earlier = getattr(session, "earlier", None)
+    if earlier is None:
+        return session.messages
+    light: list[Message] = []
+    for message in earlier.stream():
+        kept = message if not light else _light(message)
+        if kept is not None:
+            light.append(kept)
+    return [*light, *session.messages]
+
+
+def _light(message: Message) -> Message | None:
+    if isinstance(message, AssistantMessage):
+        uses = message.tool_uses()
+        return message.model_copy(update={"content": uses}) if uses else None
+    if not isinstance(message, UserMessage):
+        return None
+    if not message.is_tool_result():
+        return message if is_typed(message) else None
+    results = [r.model_copy(update={"content": ""}) for r in message.tool_results()]
+    structured = message.tool_use_result
+    if isinstance(structured, dict):
+        structured = {"newTodos": structured["newTodos"]} if "newTodos" in structured else {}
+    else:
+        structured = None
+    return message.model_copy(update={"content": results, "tool_use_result": structured})

@@ -32,7 +32,7 @@ from agent_repl.transcript.records import (
     SideRecord,
     SideRecordRegistry,
 )
-from agent_repl.transcript.tail_scan import EarlierScan, NotOurs, scan_earlier
+from agent_repl.transcript.tail_scan import EarlierHistory, EarlierScan, NotOurs, scan_earlier
 
 MAX_LINE_BYTES = 128 * 1024 * 1024
 _LINK_KEYS = ("parentUuid", "logicalParentUuid")
@@ -69,46 +69,6 @@ class LoadedSession:
     # The entries before the cut, when only the part the model sees was built (`from_compaction`).
     earlier: EarlierHistory | None = None
 
-
-@dataclass
-class EarlierHistory:
-    """The entries of a transcript before the part a resume built, read from the file on demand."""
-
-    path: Path
-    # How many entries, and how many of the model's replies with usage, lie before the cut.
-    entries: int
-    replies: int
-    # The first entry that was built: everything before it in the whole history is earlier.
-    first_built: str | None
-    # Byte offsets: where the last TodoWrite call before the cut starts (if any), and the cut.
-    todo_from: int | None = None
-    cut: int = 0
-
-    def todo_entries(self) -> list[Message]:
-        """The entries from the last TodoWrite call before the cut up to the cut (the todo list
-        as it stood there); unreadable lines are left out."""
-        if self.todo_from is None:
-            return []
-        with open(self.path, "rb") as f:
-            f.seek(self.todo_from)
-            lines = f.read(self.cut - self.todo_from).splitlines()
-        entries: list[Message] = []
-        for line in lines:
-            try:
-                record = json.loads(line)
-                message = record_to_message(record) if isinstance(record, dict) else None
-            except (ValueError, TypeError, RecursionError):
-                continue
-            if message is not None:
-                entries.append(message)
-        return entries
-
-    def load(self) -> LoadedSession:
-        """The whole file loaded again, with `messages` cut down to the earlier entries."""
-        whole = load_session(self.path)
-        at = next((i for i, m in enumerate(whole.messages) if m.uuid == self.first_built), len(whole.messages))
-        whole.messages = whole.messages[:at]
-        return whole
 
 @dataclass
 class _Node:

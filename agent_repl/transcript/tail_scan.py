@@ -21,7 +21,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import agent_repl
+from agent_repl.core.model.messages import Message
+from agent_repl.transcript.convert import record_to_message
+
+if TYPE_CHECKING:
+    from agent_repl.transcript.loader import LoadedSession
 
 _ENTRY_START = b'{"parentUuid":'
 _HEAD_BYTES = 4096
@@ -73,13 +80,20 @@ class EarlierScan:
 _CHUNK = 8 * 1024 * 1024
 
 
-def _lines(path: Path, max_line_bytes: int) -> Iterator[tuple[int, int, bytes, int, int]]:
-    """(offset, line number, buffer, start, end) for every line: the line is `buffer[start:end]`,
-    or end is -1 when it is longer than `max_line_bytes`. Reads in chunks; a line is not copied."""
+def _lines(
+    path: Path, max_line_bytes: int, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, int, bytes, int, int]]:
+    """(offset, line number, buffer, start, end) for every line from byte `start` up to `stop`:
+    the line is `buffer[start:end]`, or end is -1 when it is longer than `max_line_bytes`.
+    Reads in chunks; a line is not copied. Line numbers count from `start`."""
     with open(path, "rb") as f:
-        buf, base, number = b"", 0, 0
+        f.seek(start)
+        buf, base, number = b"", start, 0
+        left = stop - start if stop is not None else None
         while True:
-            data = f.read(_CHUNK)
+            data = f.read(_CHUNK if left is None else min(_CHUNK, left))
+            if left is not None:
+                left -= len(data)
             pos = 0
             buf = buf + data
             while (newline := buf.find(b"\n", pos)) >= 0:
@@ -162,6 +176,51 @@ def scan_earlier(path: Path, max_line_bytes: int) -> EarlierScan:
         todo_from=max((o for o in todo_calls if o < cut), default=None),
         damaged=[(n, text) for o, n, text in damaged if o < cut],
     )
+
+
+@dataclass
+class EarlierHistory:
+    """The entries of a transcript before the part a resume built, read from the file on demand."""
+
+    path: Path
+    # How many entries, and how many of the model's replies with usage, lie before the cut.
+    entries: int
+    replies: int
+    # The first entry that was built: everything before it in the whole history is earlier.
+    first_built: str | None
+    # Byte offsets: where the last TodoWrite call before the cut starts (if any), and the cut.
+    todo_from: int | None = None
+    cut: int = 0
+
+    def todo_entries(self) -> list[Message]:
+        """The entries from the last TodoWrite call before the cut up to the cut (the todo list
+        as it stood there)."""
+        if self.todo_from is None:
+            return []
+        return [message for message, _ in self.stream(self.todo_from)]
+
+    def stream(self, start: int = 0) -> Iterator[tuple[Message, bool]]:
+        """Each entry before the cut (from byte `start`) in file order, one at a time, with whether
+        this version of our writer wrote it; unreadable lines are passed over (`load` reports them)."""
+        for _, _, buf, begin, end in _lines(self.path, 1 << 62, start, self.cut):
+            if not buf.startswith(_ENTRY_START, begin):
+                continue
+            try:
+                record = json.loads(buf[begin:end])
+                message = record_to_message(record) if isinstance(record, dict) else None
+            except (ValueError, TypeError, RecursionError):
+                continue
+            if message is not None:
+                yield message, record.get("version") == agent_repl.__version__
+
+    def load(self) -> LoadedSession:
+        """The whole file loaded again, with `messages` cut down to the earlier entries."""
+        from agent_repl.transcript.loader import load_session
+
+        whole = load_session(self.path)
+        at = next((i for i, m in enumerate(whole.messages) if m.uuid == self.first_built), len(whole.messages))
+        whole.messages = whole.messages[:at]
+        return whole
 
 
 def _boundary(raw: bytes, offset: int, line: int) -> _Boundary | None:

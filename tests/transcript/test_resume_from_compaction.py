@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 
 from agent_repl.bootstrap import ResumeSource, close_session, find_resume_source, open_session
+from agent_repl.context.attachments import standing_context
 from agent_repl.context.boundary import slice_after_compact_boundary
 from agent_repl.context.compact import undo_last_compaction
+from agent_repl.context.context_session import history_for_reminders
+from agent_repl.context.touched_files import touched_files_reminder
+from agent_repl.context.user_messages import typed_texts
 from agent_repl.core.config.settings import load_settings
 from agent_repl.core.model.messages import (
     AssistantMessage,
@@ -27,6 +31,7 @@ from agent_repl.core.model.messages import (
     Usage,
     UserMessage,
 )
+from agent_repl.core.model.todos import latest_todos
 from agent_repl.core.tooling.redaction import REDACTED, SecretRedactor
 from agent_repl.transcript import loader
 from agent_repl.transcript.loader import load_session
@@ -51,6 +56,11 @@ async def write_session(home: Path, cwd: Path, rounds: int, *, exchanges: int = 
             prompt = UserMessage(content=f"round {r} prompt {i} " + "x" * filler)
             prompts.append(prompt)
             await writer.append_message(prompt)
+            if r == 0 and i == 0:
+                read = ToolUseBlock(id="toolu_read0", name="Read", input={"file_path": "/src/app.py"})
+                await writer.append_message(AssistantMessage(message_id="msg_read0", content=[read], usage=Usage(output_tokens=3)))
+                result = ToolResultBlock(tool_use_id=read.id, content="     1→print('hi')")
+                await writer.append_message(UserMessage(content=[result], tool_use_result={"type": "text"}))
             if r == 0 and i == exchanges - 1:
                 todos = [{"content": "ship it", "status": "in_progress", "activeForm": "Shipping it"}]
                 call = ToolUseBlock(id=f"toolu_todo{r}", name="TodoWrite", input={"todos": todos})
@@ -238,3 +248,24 @@ async def test_forking_our_own_long_session_copies_all_of_it(tmp_path, project):
     finally:
         await close_session(session)
     assert uuids(copied.messages) == uuids(session.messages)
+
+
+async def test_a_compaction_after_a_resume_reminds_of_the_whole_history_from_light_copies(tmp_path, project):
+    home = tmp_path / "home"
+    path = await write_session(home, project, rounds=4)
+    full = load_session(path).messages
+    settings = settings_for(home, project)
+    session = await open_session(settings, project, resume=find_resume_source(settings, project, SID, latest=False))
+    try:
+        light = history_for_reminders(session)
+        kept = session.messages[-4:]
+        assert standing_context(light, kept) == standing_context(full, kept) == "Context for this session"
+        assert latest_todos(light) == latest_todos(full) != []
+        assert touched_files_reminder(light, kept) == touched_files_reminder(full, kept)
+        assert "/src/app.py" in touched_files_reminder(full, kept)
+        assert typed_texts(light, set()) == typed_texts(full, set())
+        earlier = light[: len(light) - len(session.messages)]
+        assert not any(m.type == "assistant" and m.text() for m in earlier)  # replies kept as their calls only
+        assert session.earlier is not None  # nothing was taken back into the session
+    finally:
+        await close_session(session)
