@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+if not os.environ.get("PYTHONPATH"):  # a measured child runs the code PYTHONPATH names
+    sys.path.insert(0, str(ROOT))
 CACHE = ROOT / "benchmarks" / ".cache" / "resume_scale"
 SESSION_ID = "5e551011-0000-4000-8000-00000000be4c"
 WINDOW = 60_000
@@ -282,6 +283,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline", type=Path, help="a checkout of an earlier commit, measured beside this one")
     parser.add_argument("--no-app", action="store_true", help="skip the full-screen app")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="where the generated transcripts are kept")
     parser.add_argument("--child-app", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_app:
@@ -293,7 +295,10 @@ def main() -> None:
 
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
     files = transcripts(sizes)
-    codes: list[tuple[str, Path | None]] = [("this", None)]
+    global CACHE
+    CACHE = args.cache
+    # The code of this checkout (not whatever the environment installed), and the baseline's.
+    codes: list[tuple[str, Path | None]] = [("this", ROOT)]
     if args.baseline is not None:
         codes.insert(0, ("baseline", args.baseline.resolve()))
     server = EmulatorServer(policy=CallablePolicy(lambda request: Reply(content=[{"type": "text", "text": "hello"}])))
