@@ -58,7 +58,7 @@ from agent_repl.transcript.fork_files import (
     preview_rewriter,
     record_pointing_to_copies,
 )
-from agent_repl.transcript.loader import EarlierHistory, LoadedSession, load_session
+from agent_repl.transcript.loader import EarlierHistory, LoadedSession, load_earlier, load_session
 from agent_repl.transcript.lock import SessionLock, holder_pid
 from agent_repl.transcript.paths import SessionPaths, project_dir
 from agent_repl.transcript.records import SideRecord
@@ -297,7 +297,7 @@ class EarlierEntries:
         return self.earlier.entries
 
     def load(self) -> list[Message]:
-        loaded = self.earlier.load()
+        loaded = load_earlier(self.earlier)
         return redacted_history(loaded, self.redactor, owned=True)
 
     def stream(self) -> Iterator[Message]:

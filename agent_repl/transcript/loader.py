@@ -255,6 +255,14 @@ def load_session(
     )
 
 
+def load_earlier(earlier: EarlierHistory) -> LoadedSession:
+    """The whole file loaded again, with `messages` cut down to the entries before the part a resume built."""
+    whole = load_session(earlier.path)
+    at = next((i for i, m in enumerate(whole.messages) if m.uuid == earlier.first_built), len(whole.messages))
+    whole.messages = whole.messages[:at]
+    return whole
+
+
 def _scan(path: Path, max_line_bytes: int) -> EarlierScan | None:
     try:
         scan = scan_earlier(path, max_line_bytes)

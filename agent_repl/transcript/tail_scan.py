@@ -21,14 +21,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import agent_repl
 from agent_repl.core.model.messages import Message
 from agent_repl.transcript.convert import record_to_message
-
-if TYPE_CHECKING:
-    from agent_repl.transcript.loader import LoadedSession
 
 _ENTRY_START = b'{"parentUuid":'
 _HEAD_BYTES = 4096
@@ -212,15 +209,6 @@ class EarlierHistory:
                 continue
             if message is not None:
                 yield message, record.get("version") == agent_repl.__version__
-
-    def load(self) -> LoadedSession:
-        """The whole file loaded again, with `messages` cut down to the earlier entries."""
-        from agent_repl.transcript.loader import load_session
-
-        whole = load_session(self.path)
-        at = next((i for i, m in enumerate(whole.messages) if m.uuid == self.first_built), len(whole.messages))
-        whole.messages = whole.messages[:at]
-        return whole
 
 
 def _boundary(raw: bytes, offset: int, line: int) -> _Boundary | None:

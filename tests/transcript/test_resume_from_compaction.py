@@ -34,7 +34,7 @@ from agent_repl.core.model.messages import (
 from agent_repl.core.model.todos import latest_todos
 from agent_repl.core.tooling.redaction import REDACTED, SecretRedactor
 from agent_repl.transcript import loader
-from agent_repl.transcript.loader import load_session
+from agent_repl.transcript.loader import load_earlier, load_session
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.records import TokenRatioRecord
 from agent_repl.transcript.writer import TranscriptWriter
@@ -124,7 +124,7 @@ async def test_the_loader_builds_no_entry_before_the_compaction_the_view_starts_
     assert part.warnings == full.warnings == []
     assert part.leaf_uuid == full.leaf_uuid
     assert part.earlier is not None and part.earlier.entries == len(full.messages) - len(part.messages)
-    assert uuids(part.earlier.load().messages) == uuids(full.messages)[: part.earlier.entries]
+    assert uuids(load_earlier(part.earlier).messages) == uuids(full.messages)[: part.earlier.entries]
 
 
 async def test_a_file_with_entries_of_another_writer_is_loaded_whole(tmp_path, project):
