@@ -52,7 +52,8 @@ def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[
 
 
 def _resolved_model(settings: Settings) -> Settings:
-    """The model as the endpoint names it (`opus`, `sonnet`, `haiku` resolved), or a clear error."""
+    """The model as the endpoint names it (`opus`, `sonnet`, `haiku` resolved), or a clear error.
+    A model the endpoint described before (its answer is in the model cache) is not asked again."""
     from agent_repl.core.api.model_catalog import ModelCatalog
     from agent_repl.core.api.models import ALIASES, ModelLookupError, resolve_model_sync
 

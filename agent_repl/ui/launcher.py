@@ -36,8 +36,9 @@ class LaunchPlan(Protocol):
 
 
 def warm_sdk() -> None:
-    """Import the API client library, so the first request does not wait for it."""
-    import anthropic  # noqa: F401
+    """Import the API client's HTTP library, so the first request does not wait for it."""
+    import agent_repl.core.api.accumulate  # noqa: F401
+    import agent_repl.core.api.wire  # noqa: F401
 
 
 def warm_sdk_in_background() -> asyncio.Future[None]:

@@ -77,30 +77,18 @@ async def resolve_model(client: Any, name: str) -> str:
 
 def resolve_model_sync(api_key: str | None, base_url: str | None, name: str, auth_token: str | None = None) -> str:
     """`resolve_model` before any event loop runs (the command line's `--model`)."""
-    import anthropic
+    import asyncio
 
-    from agent_repl.core.api.client import is_model_not_found
+    from agent_repl.core.api.client import ModelClient
 
-    token = None if api_key else auth_token  # the SDK takes one of them
-    with anthropic.Anthropic(
-        api_key=api_key, auth_token=token, base_url=base_url, max_retries=1, timeout=15.0
-    ) as sdk:
-
-        def listing() -> list[dict[str, Any]]:
-            try:
-                return [m.model_dump(mode="json") for m in sdk.models.list(limit=100)]
-            except anthropic.APIError:
-                return []
-
-        model = alias_target(name, listing() if name.strip().lower() in ALIASES else [])
+    async def resolve() -> str:
+        client = ModelClient(api_key=api_key, base_url=base_url, max_retries=1, timeout=15.0, auth_token=auth_token)
         try:
-            sdk.models.retrieve(model)
-        except anthropic.NotFoundError as exc:
-            if is_model_not_found(exc, model):
-                raise ModelLookupError(unknown_model_message(name, [str(m.get("id")) for m in listing()])) from None
-        except anthropic.APIError:
-            pass  # no models API here, or it failed: the first request will tell
-    return model
+            return await resolve_model(client, name)
+        finally:
+            await client.close()
+
+    return asyncio.run(resolve())
 
 
 def prompt_tokens(usage: Usage) -> int:
