@@ -51,12 +51,21 @@ def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[
     return settings.model_copy(update={"base_url": base_url, "api_key": "offline-demo"})
 
 
-def _resolved_model(settings: Settings) -> Settings:
+def _resolved_model(settings: Settings, *, offline: bool = False) -> Settings:
     """The model as the endpoint names it (`opus`, `sonnet`, `haiku` resolved), or a clear error.
-    A model the endpoint described before (its answer is in the model cache) is not asked again."""
+    A model the endpoint described before (its answer is in the model cache) is not asked again;
+    the offline emulator's table is checked here, without waiting for the emulator."""
     from agent_repl.core.api.model_catalog import ModelCatalog
     from agent_repl.core.api.models import ALIASES, ModelLookupError, resolve_model_sync
 
+    if offline:
+        from agent_repl.offline import offline_model
+
+        try:
+            model = offline_model(settings.model)
+        except ModelLookupError as exc:
+            raise LaunchError(f"{exc} Pick one with --model.") from exc
+        return settings if model == settings.model else settings.model_copy(update={"model": model})
     if settings.model.strip().lower() not in ALIASES and ModelCatalog.on_disk(settings.home, settings.base_url).knows(
         settings.model
     ):
@@ -73,8 +82,6 @@ def prepare_launch(
 ) -> LaunchPlan:
     """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume.
     `credentials`: what `take_credentials` moved out of the environment at start."""
-    from agent_repl.bootstrap import ResumeError, find_resume_source
-
     try:
         settings = _flag_settings(args, cwd, credentials)
     except (FlagError, ValueError) as exc:
@@ -82,6 +89,7 @@ def prepare_launch(
     if not settings.api_key and settings.api_key_helper:
         settings = settings.model_copy(update={"api_key": _run_key_helper(settings)})
     notices: list[str] = []
+    offline = False
     if not settings.api_key and not settings.auth_token:
         if settings.base_url:
             settings = settings.model_copy(update={"api_key": "none"})
@@ -90,7 +98,11 @@ def prepare_launch(
                 settings = _start_offline_emulator(stack, settings, notices)
             except SystemExit as exc:
                 raise LaunchError(str(exc.code).removeprefix("agent-repl: ")) from exc
-    settings = _resolved_model(settings)
+            offline = True
+    settings = _resolved_model(settings, offline=offline)
+    # Imported only now: the offline emulator starts up in its own process meanwhile.
+    from agent_repl.bootstrap import ResumeError, find_resume_source
+
     try:
         resume = find_resume_source(settings, cwd, args.resume or None, latest=args.continue_latest)
     except ResumeError as exc:

@@ -8,7 +8,10 @@ The first line on stdout is `listening on http://HOST:PORT` (flushed), with the 
 from __future__ import annotations
 
 import argparse
+import os
+import socket
 import sys
+import threading
 from collections.abc import Callable, Mapping
 
 from agent_repl.emulator.app import DEFAULT_MAX_BODY_BYTES
@@ -17,7 +20,8 @@ from agent_repl.emulator.models import ModelTableError, default_model_table, loa
 from agent_repl.emulator.policies import Policy, ScenarioError, policy_from_spec
 from agent_repl.emulator.policies.summary import Summarizer
 from agent_repl.emulator.recording import RecordLimit
-from agent_repl.emulator.server import EmulatorServer
+from agent_repl.emulator.server import EmulatorServer, is_loopback
+from agent_repl.emulator.tokens import cl100k
 
 
 def build_parser(
@@ -71,7 +75,29 @@ def build_parser(
         metavar="N",
         help="keep at most about N bytes of recorded requests and responses",
     )
+    parser.add_argument(
+        "--inherit-fd",
+        type=int,
+        metavar="FD",
+        help="serve on this listening loopback socket, bound by the parent process, instead of --host "
+        "and --port; quit when stdin closes (the parent exited)",
+    )
     return parser
+
+
+def _listening_socket(fd: int) -> socket.socket:
+    """The parent's socket, checked to listen on loopback; stdin's end (the parent gone) ends the process."""
+    sock = socket.socket(fileno=fd)
+    if not is_loopback(str(sock.getsockname()[0])):
+        raise ValueError("--inherit-fd: the socket is not bound to a loopback address")
+
+    def exit_with_parent() -> None:
+        while sys.stdin.buffer.read(65536):
+            pass
+        os._exit(0)  # nothing of the emulator's outlives a request; no need to shut down in order
+
+    threading.Thread(target=exit_with_parent, name="agent-repl-emulator-parent", daemon=True).start()
+    return sock
 
 
 def main(
@@ -118,7 +144,13 @@ def main(
         print(f"listening on {url}\ncontrol token {server.control_token}", flush=True)
 
     try:
-        server.serve_forever(announce)
+        sock = _listening_socket(args.inherit_fd) if args.inherit_fd is not None else None
+    except (OSError, ValueError) as err:
+        parser.error(str(err))
+    # Every request counts tokens: load the encoding while the server starts and waits for one.
+    threading.Thread(target=cl100k, name="agent-repl-emulator-tokenizer", daemon=True).start()
+    try:
+        server.serve_forever(announce, sock=sock)
     except KeyboardInterrupt:
         pass
     return 0

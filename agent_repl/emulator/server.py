@@ -1,6 +1,6 @@
 """`EmulatorServer`: the emulator on a loopback port, in a background thread or in the foreground.
 
-In-process use (tests, the CLI's offline mode):
+In-process use (tests):
 
     with EmulatorServer(policy=my_policy) as emu:           # or: async with EmulatorServer(...)
         client = anthropic.Anthropic(base_url=emu.base_url, api_key="test")
@@ -232,10 +232,13 @@ class EmulatorServer:
         thread.join(timeout=10)
         self._uvicorn = self._thread = self._loop = None
 
-    def serve_forever(self, announce: Callable[[str], None] | None = None) -> None:
-        """Run in the calling thread until interrupted (the CLI); `announce` gets the URL once bound."""
-        sock = bind_socket(self.host, self.port)
-        self.port = sock.getsockname()[1]
+    def serve_forever(self, announce: Callable[[str], None] | None = None, sock: socket.socket | None = None) -> None:
+        """Run in the calling thread until interrupted (the CLI); `announce` gets the URL once bound.
+        `sock`: a listening loopback socket to serve on (one a parent process bound), instead of
+        binding `host` and `port`."""
+        if sock is None:
+            sock = bind_socket(self.host, self.port)
+        self.host, self.port = sock.getsockname()[:2]
         if announce is not None:
             announce(self.base_url)
         server = uvicorn.Server(self._config())

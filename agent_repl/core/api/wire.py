@@ -92,6 +92,15 @@ def _status_error(response: httpx2.Response, body: Any, text: str) -> APIStatusE
     )
 
 
+def transport_failure(exc: httpx2.TransportError) -> APIConnectionError:
+    """The transport's error as the SDK reports it: a timeout, or any other connection failure."""
+    failure = APITimeoutError() if isinstance(exc, httpx2.TimeoutException) else APIConnectionError(
+        f"Connection error: {exc}" if str(exc) else "Connection error."
+    )
+    failure.__cause__ = exc
+    return failure
+
+
 def _should_retry(response: httpx2.Response) -> bool:
     verdict = response.headers.get("x-should-retry")
     if verdict in ("true", "false"):
@@ -138,16 +147,17 @@ class MessagesWire:
 
     def _client(self) -> httpx2.AsyncClient:
         if self._http is None:
-            self._http = httpx2.AsyncClient(timeout=self._timeout, headers={"user-agent": _user_agent()})
+            # A plain-HTTP endpoint (the local emulator) never uses TLS: no certificates to load.
+            plain = self._base_url.startswith("http://")
+            self._http = httpx2.AsyncClient(
+                timeout=self._timeout, headers={"user-agent": _user_agent()}, verify=not plain
+            )
         return self._http
 
-    def headers(self, attempt: int, betas: Sequence[str]) -> dict[str, str]:
-        headers = {
-            "accept": "application/json",
-            "content-type": "application/json",
-            "anthropic-version": API_VERSION,
-            "x-stainless-retry-count": str(attempt),
-        }
+    def headers(self, attempt: int, betas: Sequence[str], *, with_body: bool) -> dict[str, str]:
+        headers = {"accept": "application/json", "anthropic-version": API_VERSION, "x-stainless-retry-count": str(attempt)}
+        if with_body:
+            headers["content-type"] = "application/json"
         if self._credential:
             headers["authorization"] = f"Bearer {self._credential}"
         if betas:
@@ -159,37 +169,38 @@ class MessagesWire:
         betas: Sequence[str] = (), stream: bool = False,
     ) -> httpx2.Response:  # fmt: skip
         """The response of the first attempt that is not retried; raises the SDK's error types."""
-        client = self._client()
         attempt = 0
         while True:
-            request = client.build_request(
-                method, self._base_url + path, content=body, params=params, headers=self.headers(attempt, betas)
-            )
-            try:
-                response = await client.send(request, stream=stream)
-            except httpx2.TimeoutException as exc:
-                failure: APIConnectionError = APITimeoutError()
-                failure.__cause__ = exc
-                response = None
-            except httpx2.TransportError as exc:
-                failure = APIConnectionError(f"Connection error: {exc}" if str(exc) else "Connection error.")
-                failure.__cause__ = exc
-                response = None
-            if response is not None and response.status_code < 400:
+            response, failure = await self._attempt(method, path, body, params, betas, stream, attempt)
+            if failure is None and response is not None:
                 return response
-            retry = attempt < self.max_retries and (response is None or _should_retry(response))
-            if response is not None:
-                text = (await response.aread()).decode("utf-8", "replace")
-                await response.aclose()
-                try:
-                    parsed = json.loads(text) if text else None
-                except ValueError:
-                    parsed = None
-                failure = _status_error(response, parsed, text)
-            if not retry:
+            assert failure is not None
+            if attempt >= self.max_retries or (response is not None and not _should_retry(response)):
                 raise failure
             await asyncio.sleep(retry_delay(attempt, response.headers if response is not None else None))
             attempt += 1
+
+    async def _attempt(
+        self, method: str, path: str, body: bytes | None, params: dict[str, Any] | None, betas: Sequence[str],
+        stream: bool, attempt: int,
+    ) -> tuple[httpx2.Response | None, APIError | None]:  # fmt: skip
+        """One try: (the response, None) when it succeeded; else what failed (with the response, if any)."""
+        client = self._client()
+        headers = self.headers(attempt, betas, with_body=body is not None)
+        request = client.build_request(method, self._base_url + path, content=body, params=params, headers=headers)
+        try:
+            response = await client.send(request, stream=stream)
+        except httpx2.TransportError as exc:
+            return None, transport_failure(exc)
+        if response.status_code < 400:
+            return response, None
+        text = (await response.aread()).decode("utf-8", "replace")
+        await response.aclose()
+        try:
+            parsed = json.loads(text) if text else None
+        except ValueError:
+            parsed = None
+        return response, _status_error(response, parsed, text)
 
     async def get_json(self, path: str, params: dict[str, Any] | None = None, betas: Sequence[str] = ()) -> Any:
         response = await self._send("GET", path, params=params, betas=betas)
@@ -244,10 +255,8 @@ async def _events(response: httpx2.Response) -> AsyncIterator[dict[str, Any]]:
             name, data = None, []
         if name is not None and name != "ping" and data:
             yield _event(response, name, "\n".join(data))
-    except httpx2.TimeoutException as exc:
-        raise APITimeoutError() from exc
     except httpx2.TransportError as exc:
-        raise APIConnectionError(f"Connection error: {exc}" if str(exc) else "Connection error.") from exc
+        raise transport_failure(exc) from exc
 
 
 def _event(response: httpx2.Response, name: str, data: str) -> dict[str, Any]:
