@@ -1,5 +1,5 @@
 """Print mode's start-up on the offline demo model: what the agent's own process loads, and the
-emulator it starts in a process of its own (docs/architecture.md, "Start-up")."""
+emulator it starts in a process of its own (docs/architecture.md, sections 6.0 and 10)."""
 
 from __future__ import annotations
 

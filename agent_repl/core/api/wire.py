@@ -3,7 +3,7 @@
 Importing the official `anthropic` SDK takes about a second and a half (it builds the types of
 the whole API), longer than a `-p` run may take, for the four routes the agent uses:
 `POST /v1/messages` (streamed), `GET /v1/models` and `GET /v1/models/{id}`. So they are sent here
-with the SDK's behaviour on the wire (docs/architecture.md, "API client"):
+with the SDK's behaviour on the wire (docs/architecture.md, section 6):
 
 - the same JSON body and the same meaningful headers (`anthropic-version`, the credentials as a
   bearer token, `anthropic-beta` comma-joined, the attempt counter `x-stainless-retry-count`);
