@@ -204,11 +204,13 @@ async def run_print_mode(
     out: TextIO = sys.stdout,
     err: TextIO = sys.stderr,
 ) -> int:
-    from agent_repl.print_command import local_command
-
     started = time.monotonic()
     streaming = output_format == "stream-json"
-    command = local_command(prompt, session)
+    command = None
+    if prompt.strip().startswith("/"):  # only a slash command needs the commands (and their imports)
+        from agent_repl.print_command import local_command
+
+        command = local_command(prompt, session)
     if command is not None:
         outcome = await command.run(session, prompt)
         if outcome.prompt is None:

@@ -1,4 +1,4 @@
-"""Hooks through the real loop, against the emulator over HTTP with the real SDK: each asserted on
+"""Hooks through the real loop, against the emulator over HTTP with the real client: each asserted on
 the wire the emulator recorded and in the transcript on disk."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Models from the API, end to end: the CLI in a subprocess, the real SDK, the emulator over HTTP.
+"""Models from the API, end to end: the CLI in a subprocess, the real client, the emulator over HTTP.
 
 A model the built-in table lacks takes its window and output cap from `GET /v1/models`, its cost
 shows as unknown, the answer is kept on disk for the next start and asked again once stale.

@@ -1,4 +1,4 @@
-"""Issue 3 acceptance, end to end: the CLI in a subprocess, the real SDK, the emulator over HTTP."""
+"""Issue 3 acceptance, end to end: the CLI in a subprocess, the real client, the emulator over HTTP."""
 
 from __future__ import annotations
 

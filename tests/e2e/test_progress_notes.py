@@ -1,4 +1,4 @@
-"""Sonnet 5.5's progress notes end to end: the CLI in a subprocess, the real SDK, the emulator over
+"""Sonnet 5.5's progress notes end to end: the CLI in a subprocess, the real client, the emulator over
 HTTP. The notes the model writes between tool calls come back as thinking blocks, empty unless the
 request asks for a display; agent-repl asks on every request, prints them in stream-json, keeps them
 in the transcript and sends them back, signed, when the session is resumed."""

@@ -29,21 +29,14 @@ from typing import Any
 
 import httpx2
 
+from agent_repl import __version__
+
 # The `anthropic-version` the SDK this agent was built against sends.
 API_VERSION = "2026-10-21"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 CONNECT_TIMEOUT = 5.0
 INITIAL_RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
-
-
-def _user_agent() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"agent-repl/{version('agent-repl')}"
-    except PackageNotFoundError:
-        return "agent-repl"
 
 
 class APIError(Exception):
@@ -150,7 +143,7 @@ class MessagesWire:
             # A plain-HTTP endpoint (the local emulator) never uses TLS: no certificates to load.
             plain = self._base_url.startswith("http://")
             self._http = httpx2.AsyncClient(
-                timeout=self._timeout, headers={"user-agent": _user_agent()}, verify=not plain
+                timeout=self._timeout, headers={"user-agent": f"agent-repl/{__version__}"}, verify=not plain
             )
         return self._http
 

@@ -8,6 +8,7 @@ never raises out of `run` for a failure the model should hear about.
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,12 +172,7 @@ class Tool(Generic[Args]):
 
     def api_schema(self) -> dict[str, Any]:
         """The tool definition sent to the API; byte-stable for a given tool."""
-        schema = self.args_model.model_json_schema()
-        schema.pop("title", None)
-        definitions = schema.pop("$defs", None)
-        if definitions:
-            schema = _inline_refs(schema, definitions)
-        return {"name": self.name, "description": self.description, "input_schema": schema}
+        return {"name": self.name, "description": self.description, "input_schema": input_schema(self.args_model)}
 
     def permission_request(self, args: Args, ctx: ToolContext) -> PermissionRequest | None:
         """What the rules must allow before the call runs; None when nothing needs allowing.
@@ -199,6 +195,24 @@ class Tool(Generic[Args]):
         """Checked before permission is asked: an error `ToolOutput` ends the call unasked (a stale
         file, an ambiguous match); anything else is shown in the prompt (a `FileChange`)."""
         return None
+
+
+# An arguments model's JSON schema, built once per process (pydantic builds it anew on every call,
+# and every session start and every request asks for every tool's).
+_INPUT_SCHEMAS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def input_schema(args_model: type[BaseModel]) -> dict[str, Any]:
+    """`args_model`'s JSON schema as the API takes it: no title, references inlined (a fresh copy)."""
+    schema = _INPUT_SCHEMAS.get(args_model)
+    if schema is None:
+        schema = args_model.model_json_schema()
+        schema.pop("title", None)
+        definitions = schema.pop("$defs", None)
+        if definitions:
+            schema = _inline_refs(schema, definitions)
+        _INPUT_SCHEMAS[args_model] = schema
+    return copy.deepcopy(schema)
 
 
 def _inline_refs(node: Any, definitions: dict[str, Any]) -> Any:
