@@ -125,8 +125,9 @@ class Settings(BaseModel):
     compact_cost_trigger_min_window: int = Field(default=200_000, ge=0)
     # How many times its price a compaction counts when that trigger spaces compactions (the detail
     # each summary loses is worth more than its tokens; agent_repl.context.autocompact). Chosen by
-    # the replay benchmark with summaries of a real size (BENCHMARKS.md, 200K): 2 cost 0.83x
-    # codex-style, 5 0.89x with 2-4 fewer compactions on the longest sessions, 1 0.79x with 2-3 more.
+    # the replay benchmark with summaries of a real size (200K, the rows "agent-repl with the cost
+    # trigger's margin at 5" and "compacting whenever it pays"): 2 cost 0.83x codex-style, 5 0.89x
+    # with 1-2 fewer compactions on each long session, 1 0.79x with up to 3 more.
     compact_cost_trigger_margin: float = Field(default=2.0, ge=1.0)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     # Declare the API's web_search and web_fetch server tools (WebSearch and WebFetch).
