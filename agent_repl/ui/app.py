@@ -398,8 +398,9 @@ class AgentApp(App[int]):
         if isinstance(result, r.RewindDone) and session is not None:
             self.session_display.show_todos(session)
             if result.prompt_text and not self.prompt.text:
-                self.prompt.load_text(result.prompt_text)
-                self.prompt.move_cursor(self.prompt.document.end)
+                from agent_repl.core.loop.big_prompt import original_prompt
+
+                self.prompt.restore(original_prompt(result.prompt_text))
         if session is not None:  # /model and /effort change what the status line names
             self.status.model = model_label(session.model, session.effort)
             self.status.refresh_line()

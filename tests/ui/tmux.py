@@ -147,6 +147,12 @@ class Terminal:
         subprocess.run(["tmux", "set-buffer", "-b", buffer, "--", text], check=True, timeout=10)
         subprocess.run(["tmux", "paste-buffer", "-p", "-d", "-b", buffer, "-t", self.name], check=True, timeout=10)
 
+    def paste_file(self, path: Path) -> None:
+        """Paste the contents of `path` (bracketed, as `paste`); for texts too big for a command line."""
+        buffer = f"buf-{self.name}"
+        subprocess.run(["tmux", "load-buffer", "-b", buffer, str(path)], check=True, timeout=30)
+        subprocess.run(["tmux", "paste-buffer", "-p", "-d", "-b", buffer, "-t", self.name], check=True, timeout=60)
+
     def wait_exit(self, timeout: float = 10.0) -> tuple[int, float]:
         """Wait for the process to end; its exit code and how long the wait took (for reports, not asserts)."""
         started = time.monotonic()

@@ -8,6 +8,7 @@ tool-results directory like a big tool result, and the prompt sent carries its p
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from agent_repl.core.model.tokens import estimate_tokens
 from agent_repl.core.tooling.persisted_output import persist_text
 
 WINDOW_SHARE = 4  # a prompt may take up to 1/WINDOW_SHARE of the window
+_NOTE = re.compile(r"The user's prompt was too large to send whole \([\d,]+ bytes\); it is saved in full at (.+?) \(use the Read tool")
 
 
 def prompt_limit(context_window: int) -> int:
@@ -33,3 +35,15 @@ def attach_if_large(prompt: str, context_window: int, directory: Path | None) ->
         f"The user's prompt was too large to send whole ({saved.size_bytes:,} bytes); it is saved in full "
         f"at {saved.path} (use the Read tool on that path for the rest).\n\n{saved.preview}"
     )
+
+
+def original_prompt(sent: str) -> str:
+    """What the user typed or pasted: the saved file's text for a prompt `attach_if_large` turned into
+    a note (while the file is there), else `sent` itself."""
+    match = _NOTE.match(sent)
+    if match is None:
+        return sent
+    try:
+        return Path(match.group(1)).read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return sent

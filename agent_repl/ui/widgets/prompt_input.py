@@ -62,6 +62,10 @@ class PromptInput(TextArea):
         self.prompt_history = history or PromptHistory()
         self.pastes = PastedTexts()
 
+    def restore(self, text: str) -> None:
+        """Put a sent prompt back (after /rewind): a long one as its paste placeholder, as if pasted again."""
+        self._set_text(self.pastes.placeholder_for(text) or text)
+
     def _set_text(self, text: str) -> None:
         self.load_text(text)
         self.move_cursor(self.document.end)
