@@ -133,9 +133,9 @@ def expand(base: Path, target: Path, size_mb: float) -> None:
             previous_exit = mapping[exit_uuid]
 
 
-def transcripts(sizes: list[float]) -> dict[float, Path]:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    base = CACHE / "base.jsonl"
+def transcripts(sizes: list[float], cache: Path = CACHE) -> dict[float, Path]:
+    cache.mkdir(parents=True, exist_ok=True)
+    base = cache / "base.jsonl"
     if not base.exists():
         import asyncio
 
@@ -143,7 +143,7 @@ def transcripts(sizes: list[float]) -> dict[float, Path]:
             shutil.copy(asyncio.run(_base_session(Path(tmp))), base)
     out = {}
     for size in sizes:
-        path = CACHE / f"{size:g}mb.jsonl"
+        path = cache / f"{size:g}mb.jsonl"
         if not path.exists():
             expand(base, path, size)
         out[size] = path
@@ -283,7 +283,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline", type=Path, help="a checkout of an earlier commit, measured beside this one")
     parser.add_argument("--no-app", action="store_true", help="skip the full-screen app")
-    parser.add_argument("--cache", type=Path, default=CACHE, help="where the generated transcripts are kept")
+    parser.add_argument("--cache", type=Path, help="where the generated transcripts are kept (default: benchmarks/.cache)")
     parser.add_argument("--child-app", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_app:
@@ -294,9 +294,7 @@ def main() -> None:
     from agent_repl.emulator.server import EmulatorServer
 
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
-    files = transcripts(sizes)
-    global CACHE
-    CACHE = args.cache
+    files = transcripts(sizes, args.cache or CACHE)
     # The code of this checkout (not whatever the environment installed), and the baseline's.
     codes: list[tuple[str, Path | None]] = [("this", ROOT)]
     if args.baseline is not None:
