@@ -167,5 +167,6 @@ def build_context_report(session: ContextSession, *, largest: int = 10) -> Conte
         largest=sorted(items, key=lambda i: i.tokens, reverse=True)[:largest],
         stages=projection.reports,
         view_messages=len(projection.view),
-        history_messages=len(session.messages),
+        # A resumed session counts the entries it left in the transcript too.
+        history_messages=getattr(session, "history_length", len(session.messages)),
     )
