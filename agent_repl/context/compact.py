@@ -163,11 +163,12 @@ class Compactor:
         if not any(isinstance(m, AssistantMessage) for m in view):
             return CompactionOutcome(False, trigger, "Nothing to compact yet.", before)
         try:
+            # Notes already paid for come first: a summary request on top would pay for it twice.
             outcome = None
-            if self.pipeline.state.config.on_demand_compaction:
-                outcome = await self._from_api(session, projection, trigger, instructions, byte_budget)
-            if outcome is None and byte_budget is None and (trigger != "manual" or not instructions):
+            if byte_budget is None and (trigger != "manual" or not instructions):
                 outcome = await self._from_session_memory(session, view, before, trigger)
+            if outcome is None and self.pipeline.state.config.on_demand_compaction:
+                outcome = await self._from_api(session, projection, trigger, instructions, byte_budget)
             if outcome is None:
                 outcome = await self._full(session, view, before, trigger, instructions, byte_budget)
         except Exception as exc:  # a failed compaction must never take the session down
@@ -227,7 +228,12 @@ class Compactor:
         content, last = memory.content, memory.last_summarized_uuid
         if not content or not last:
             return None
-        from agent_repl.context.session_memory import select_kept_tail
+        from agent_repl.context.session_memory import select_kept_tail, uncovered_limit
+
+        threshold = autocompact_threshold(self.pipeline.state.config.effective_window)
+        covered = next((i for i in range(len(view) - 1, -1, -1) if view[i].uuid == last), None)
+        if covered is None or estimate_messages(view[covered + 1 :], self.pipeline.state) > uncovered_limit(threshold):
+            return None  # the notes predate this view, or leave too much of it uncovered
 
         maximum = kept_tail_budget(self.pipeline.state)
         start = select_kept_tail(
@@ -240,7 +246,6 @@ class Compactor:
             session, view, before, trigger, self._summary_entry(session, summary), view[start].uuid,
             used_memory=True, source="session memory",
         )
-        threshold = autocompact_threshold(self.pipeline.state.config.effective_window)
         if outcome.tokens_after >= threshold:
             await self._undo(session, outcome)
             return None

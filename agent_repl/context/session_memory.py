@@ -42,12 +42,25 @@ KEPT_TAIL_MIN_MESSAGES = 5
 KEPT_TAIL_MAX_TOKENS = 40_000
 
 
+# Where the notes are made, as a share of the autocompact point: late enough that they are made
+# once per compaction, early enough that they exist (and are done) when it comes.
+FIRST_EXTRACTION_SHARE = 0.9
+
+
 def extraction_thresholds(autocompact_at: int) -> tuple[int, int]:
-    """(first extraction after, then every) tokens of growth. The notes only serve session-memory
-    compaction, so the first waits until the conversation is halfway to it and later ones come
-    every quarter of the way: a session that never nears the window pays for none."""
-    every = max(1_000, autocompact_at // 4)
-    return max(1_000, autocompact_at // 2), every
+    """(the size an extraction waits for, the growth it needs since the last one) in tokens.
+
+    The notes only serve session-memory compaction, which uses them instead of a summary request:
+    they are made once, shortly before the compaction point, and again only after the view has
+    grown by a quarter of that point since (which, below the point, only a compaction allows), so
+    each compaction is paid for once and a session that never nears the window pays for none."""
+    return max(1_000, int(autocompact_at * FIRST_EXTRACTION_SHARE)), max(1_000, autocompact_at // 4)
+
+
+def uncovered_limit(autocompact_at: int) -> int:
+    """The most the messages after the notes may hold for a compaction to use the notes: they are
+    kept verbatim, so older notes would leave a view too big to be worth it."""
+    return autocompact_at // 4
 
 
 class MemoryExtractionError(Exception):
@@ -116,9 +129,13 @@ class SessionMemory:
         return self._pauses > 0
 
     def due(self, tokens: int) -> bool:
-        """Whether a conversation of `tokens` has grown enough since the last extraction."""
-        threshold = self.first_after_tokens if self._tokens_at_extraction is None else self.every_tokens
-        return tokens - self._baseline >= threshold
+        """Whether a conversation of `tokens` is big enough for notes and, after an extraction (or a
+        failed attempt), has grown enough since (measured from the smallest size seen after it)."""
+        if tokens < self.first_after_tokens:
+            return False
+        if self._tokens_at_extraction is None and self._baseline == 0:
+            return True
+        return tokens - self._baseline >= self.every_tokens
 
     def maybe_start(self, session: ContextSession, tokens: int | None = None) -> None:
         """An after-turn hook: start an extraction in the background when the conversation has grown

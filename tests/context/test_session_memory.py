@@ -372,9 +372,19 @@ def test_restore_takes_the_last_record_and_rewrites_a_missing_file(tmp_path):
     assert not memory.due(31_000 + 19_999) and memory.due(31_000 + 20_000)
 
 
-def test_extraction_waits_until_halfway_to_compaction_then_refreshes_every_quarter():
-    assert extraction_thresholds(autocompact_threshold(effective_window(200_000))) == (83_500, 41_750)
-    assert extraction_thresholds(autocompact_threshold(effective_window(60_000))) == (25_050, 12_525)
+def test_notes_are_made_once_shortly_before_the_compaction_point(tmp_path):
+    at = autocompact_threshold(effective_window(200_000))
+    assert extraction_thresholds(at) == (150_300, 41_750)
+    assert extraction_thresholds(autocompact_threshold(effective_window(60_000))) == (45_090, 12_525)
+    first, every = extraction_thresholds(at)
+    memory = SessionMemory(tmp_path / "memory.md", first_after_tokens=first, every_tokens=every)
+    assert not memory.due(first - 1) and memory.due(first)
+    assert memory.restore([SessionMemoryRecord(content="notes", last_summarized_uuid="u", tokens_at_extraction=first)])
+    # Below the compaction point the view cannot grow a quarter of it again: one set of notes per compaction.
+    assert not memory.due(at)
+    # After a compaction the view is small; notes come again only when it nears the point once more.
+    memory.maybe_start(None, 30_000)  # type: ignore[arg-type]
+    assert not memory.due(first - 1) and memory.due(first)
 
 
 async def test_a_failure_to_measure_the_conversation_never_reaches_the_turn(tmp_path):

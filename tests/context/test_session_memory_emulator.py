@@ -16,7 +16,7 @@ import rich
 
 from agent_repl.bootstrap import close_session, find_resume_source, open_session
 from agent_repl.core.config.settings import load_settings
-from agent_repl.core.model.events import TurnEnded
+from agent_repl.core.model.events import CompactionFinished, TurnEnded
 from agent_repl.emulator.policies import ScriptPolicy
 from agent_repl.emulator.policies.base import PolicyRequest, Reply
 from agent_repl.emulator.policies.summary import request_kind
@@ -70,7 +70,7 @@ async def test_memory_is_extracted_in_the_background_from_the_cached_prefix_and_
     project = tmp_path / "project"
     project.mkdir()
     env = {"AGENT_REPL_HOME": str(tmp_path / "home"), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
-    # A small window, so the conversation gets halfway to compaction within a few turns.
+    # A small window, so the conversation nears compaction within a few turns.
     settings = load_settings(cwd=project, env=env, overrides={"skip_permissions": True, "context_window": 32_000})
     session = await open_session(settings, project)
     memory = session.memory
@@ -155,3 +155,57 @@ async def test_memory_is_extracted_in_the_background_from_the_cached_prefix_and_
     fork_records = [json.loads(line) for line in fork_paths.transcript.read_text().splitlines()]
     [copied] = [r for r in fork_records if r["type"] == "session-memory"]
     assert copied["content"] == content and copied["lastSummarizedUuid"] == covered
+
+
+async def test_a_compaction_with_fresh_notes_makes_no_summary_request(tmp_path):
+    files = sorted((p for p in RICH.glob("*.py") if 8_000 < p.stat().st_size < 16_000), key=lambda p: p.name)
+    script = ScriptPolicy(
+        {
+            "steps": [
+                step
+                for path in files
+                for step in (
+                    {
+                        "text": f"Reading {path.name}.",
+                        "tools": [{"name": "Read", "input": {"file_path": str(path)}}],
+                    },
+                    {"text": f"Done with {path.name}."},
+                )
+            ]
+        }
+    )
+    server = EmulatorServer(policy=script, summarizer=AgentSummarizer())
+    server.start()
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {
+        "AGENT_REPL_HOME": str(tmp_path / "home"),
+        "ANTHROPIC_BASE_URL": server.base_url,
+        "ANTHROPIC_API_KEY": "k",
+    }
+    settings = load_settings(
+        cwd=project, env=env, overrides={"skip_permissions": True, "context_window": 32_000}
+    )
+    session = await open_session(settings, project)
+    memory = session.memory
+    # The API's own summary is on offer too: the notes must still come first.
+    assert session.projector.state.config.on_demand_compaction
+    compacted = False
+    try:
+        for turn, path in enumerate(files):
+            events = [e async for e in session.run_turn(f"Please read {path.name} (turn {turn}).")]
+            assert isinstance(events[-1], TurnEnded) and events[-1].reason == "completed"
+            assert await memory.wait_for_extraction(timeout=30)
+            if any(isinstance(e, CompactionFinished) for e in events):
+                compacted = True
+                break
+    finally:
+        await close_session(session)
+    assert compacted, "the conversation never reached the compaction point"
+    kinds = [
+        request_kind(e.body) or ("compaction" if "compaction" in e.body else "main")
+        for e in server.recordings.messages
+    ]
+    assert kinds.count("memory") == 1, kinds
+    assert "summary" not in kinds and "compaction" not in kinds, kinds
+    assert memory.last_error is None
