@@ -3,14 +3,10 @@ and the offline demo model showing a diff and taking it back."""
 
 from __future__ import annotations
 
-import shlex
-import subprocess
-import sys
-import uuid
 from pathlib import Path
 
 from .test_tmux_e2e import pytestmark  # noqa: F401
-from .tmux import Terminal, input_box, open_terminal, unwrapped
+from .tmux import input_box, open_terminal, unwrapped
 
 
 def test_modes_todos_the_diff_dialog_and_rewind_in_a_terminal(emulator, project: Path, home: Path):
@@ -69,17 +65,7 @@ def test_modes_todos_the_diff_dialog_and_rewind_in_a_terminal(emulator, project:
 
 
 def test_the_offline_demo_shows_a_diff_and_takes_it_back(project: Path, home: Path):
-    name = f"agent-repl-demo-{uuid.uuid4().hex[:8]}"
-    # The variables go on the command line: a running tmux server ignores the client's environment.
-    variables = f"AGENT_REPL_HOME={shlex.quote(str(home))} TERM=xterm-256color"
-    offline = "-u ANTHROPIC_API_KEY -u ANTHROPIC_AUTH_TOKEN -u ANTHROPIC_BASE_URL"
-    command = f"env {offline} {variables} {shlex.quote(sys.executable)} -m agent_repl; echo AGENT-REPL-EXIT=$?; sleep 30"
-    subprocess.run(
-        ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", "-c", str(project), command],
-        check=True, timeout=10,
-    )
-    subprocess.run(["tmux", "resize-window", "-t", name, "-x", "120", "-y", "40"], capture_output=True, timeout=10)
-    term = Terminal(name, project, home)
+    term = open_terminal(None, home, project)  # no API settings: the offline demo
     try:
         term.wait_for("offline demo model")
         term.type("edit README.md: replace `Demo project` with `Sample project`")

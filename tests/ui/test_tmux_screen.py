@@ -59,9 +59,14 @@ def test_an_escape_in_a_command_is_shown_in_the_dialog_and_nothing_runs(tmux_bed
     assert (project / "victim").read_text() == "keep me\n"
 
 
-def test_clear_screen_in_tool_output_does_not_wipe_the_app(tmux_bed: TmuxBed):
+# The tool's bytes as they would reach the terminal if its output leaked through unescaped.
+LEAKED = b"before\x1b[2J\x1b[Hafter"
+
+
+def test_clear_screen_in_tool_output_does_not_wipe_the_app(tmux_bed: TmuxBed, tmp_path: Path):
     tmux_bed.script([bash("printf 'before\\033[2J\\033[Hafter\\n'"), {"text": "Printed it."}])
     term = tmux_bed.start("--allowed-tools", "Bash(printf:*)")
+    term.record_output(tmp_path / "terminal.bin")
     term.wait_for(READY)
     term.type("print something odd")
     term.wait_for("Printed it.")
@@ -73,16 +78,20 @@ def test_clear_screen_in_tool_output_does_not_wipe_the_app(tmux_bed: TmuxBed):
         and any(line.lstrip().startswith("╭") for line in s.splitlines()),
         "the escapes shown with the app whole around them",
     )
+    # What settles a wipe from a slow repaint: the escape never reached the terminal.
+    assert LEAKED not in (tmp_path / "terminal.bin").read_bytes()
 
 
-def test_clear_screen_in_tool_output_does_not_wipe_the_inline_repl(tmux_bed: TmuxBed):
+def test_clear_screen_in_tool_output_does_not_wipe_the_inline_repl(tmux_bed: TmuxBed, tmp_path: Path):
     tmux_bed.script([bash("printf 'before\\033[2J\\033[Hafter\\n'"), {"text": "Printed it inline."}])
     term = tmux_bed.start("--inline", "--allowed-tools", "Bash(printf:*)")
+    term.record_output(tmp_path / "terminal.bin")
     term.wait_for(INLINE_READY)
     term.type("print something odd")
     term.wait_for("Printed it inline.")
     screen = term.wait_for("before␛[2J␛[Hafter")
     assert "print something odd" in screen and INLINE_READY in unwrapped(screen)
+    assert LEAKED not in (tmp_path / "terminal.bin").read_bytes()
 
 
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "claude_code"

@@ -147,6 +147,11 @@ class Terminal:
         subprocess.run(["tmux", "set-buffer", "-b", buffer, "--", text], check=True, timeout=10)
         subprocess.run(["tmux", "paste-buffer", "-p", "-d", "-b", buffer, "-t", self.name], check=True, timeout=10)
 
+    def record_output(self, path: Path) -> None:
+        """From now on, append every byte the program writes to the terminal to `path` (what the
+        terminal was told, where `screen` shows only what it drew)."""
+        subprocess.run(["tmux", "pipe-pane", "-o", "-t", self.name, f"cat >> {shlex.quote(str(path))}"], check=True, timeout=10)
+
     def paste_file(self, path: Path) -> None:
         """Paste the contents of `path` (bracketed, as `paste`); for texts too big for a command line."""
         buffer = f"buf-{self.name}"
@@ -172,7 +177,7 @@ class Terminal:
 
 
 def open_terminal(
-    base_url: str,
+    base_url: str | None,
     home: Path,
     project: Path,
     *args: str,
@@ -180,11 +185,16 @@ def open_terminal(
     rows: int = ROWS,
     env: dict[str, str] | None = None,
 ) -> Terminal:
-    """`agent-repl ARGS` in a new tmux session of its own, talking to the emulator at `base_url`."""
+    """`agent-repl ARGS` in a new tmux session of its own, talking to the emulator at `base_url`
+    (None: no API settings at all, the offline demo).
+
+    Every variable goes on the command line: a running tmux server starts programs with its own
+    environment and ignores the one its client was given (test_tmux_isolation.py guards it).
+    """
     name = f"agent-repl-e2e-{uuid.uuid4().hex[:8]}"
+    api = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-ant-test-tmux"} if base_url else {}
     variables = {
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "sk-ant-test-tmux",
+        **api,
         "AGENT_REPL_HOME": str(home),
         "TERM": "xterm-256color",
         "PYTHONUNBUFFERED": "1",
