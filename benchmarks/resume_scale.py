@@ -310,6 +310,30 @@ def _median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
+def _print_growth(table: dict[str, dict[float, dict[str, float]]], floors: dict[float, tuple[float, float]]) -> None:
+    """What the largest transcript costs over the smallest, per code, next to the floor's difference."""
+    small, large = min(floors), max(floors)
+    if small == large:
+        return
+    floor = floors[large][0] - floors[small][0]
+    mb = floors[large][1] - floors[small][1]
+    print(f"from {small:g} MB to {large:g} MB (+{mb:.0f} MB; the floor +{floor:.2f} s CPU):")
+    for name, rows in table.items():
+        a, b = rows[small], rows[large]
+        cpu = b["first_cpu"] - a["first_cpu"]
+        line = (
+            f"  {name:>8} -p: CPU to the first request +{cpu:.2f} s ({cpu / floor:.2f}x the floor's), "
+            f"peak +{b['peak_mb'] - a['peak_mb']:.0f} MB ({(b['peak_mb'] - a['peak_mb']) / mb:.2f} MB per MB)"
+        )
+        if "app_shown_cpu" in a:
+            shown = b["app_shown_cpu"] - a["app_shown_cpu"]
+            line += (
+                f"; app: CPU until shown +{shown:.2f} s ({shown / floor:.2f}x the floor's), "
+                f"peak +{b['app_peak_mb'] - a['app_peak_mb']:.0f} MB ({(b['app_peak_mb'] - a['app_peak_mb']) / mb:.2f} MB per MB)"
+            )
+        print(line, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,10,100")
@@ -347,11 +371,13 @@ def main() -> None:
                     f"({_median(fresh[name], 'first_cpu'):.2f} s CPU), peak {_median(fresh[name], 'peak_mb'):.0f} MB",
                     flush=True,
                 )
+            table: dict[str, dict[float, dict[str, float]]] = {name: {} for name, _ in codes}
+            floors_by_size: dict[float, tuple[float, float]] = {}
             for size, path in files.items():
                 entries = sum(1 for _ in open(path, "rb"))
-                floors = [measure_floor(path) for _ in range(args.runs)]
-                floor = statistics.median(f[0] for f in floors)
+                floor = statistics.median(measure_floor(path)[0] for _ in range(args.runs))
                 mb = path.stat().st_size / 2**20
+                floors_by_size[size] = (floor, mb)
                 print(
                     f"{size:g} MB ({mb:.1f} MB, {entries:,} lines): floor (json.loads of every line) {floor:.2f} s CPU",
                     flush=True,
@@ -363,24 +389,23 @@ def main() -> None:
                         if not args.no_app:
                             results[name]["app"].append(measure_app(path, Path(tmp) / "w", code))
                 for name, _ in codes:
-                    runs = results[name]["print"]
-                    first_cpu = _median(runs, "first_cpu")
-                    added = first_cpu - _median(fresh[name], "first_cpu")
-                    growth = (_median(runs, "peak_mb") - _median(fresh[name], "peak_mb")) / mb
+                    runs, app = results[name]["print"], results[name]["app"]
+                    row = {key: _median(runs, key) for key in ("first_request", "first_cpu", "total", "cpu", "peak_mb")}
+                    if app:
+                        row.update({f"app_{key}": _median(app, key) for key in ("shown", "shown_cpu", "peak_mb")})
+                    table[name][size] = row
                     print(
-                        f"  {name:>8} -p: first request {_median(runs, 'first_request'):.2f} s, {first_cpu:.2f} s CPU "
-                        f"(the resume adds {added:.2f} s CPU, {added / floor:.2f}x floor); total "
-                        f"{_median(runs, 'total'):.2f} s, {_median(runs, 'cpu'):.2f} s CPU; peak "
-                        f"{_median(runs, 'peak_mb'):.0f} MB (+{growth:.2f} MB per MB over a fresh run)",
+                        f"  {name:>8} -p: first request {row['first_request']:.2f} s, {row['first_cpu']:.2f} s CPU; "
+                        f"total {row['total']:.2f} s, {row['cpu']:.2f} s CPU; peak {row['peak_mb']:.0f} MB",
                         flush=True,
                     )
-                    if not args.no_app:
-                        app = results[name]["app"]
+                    if app:
                         print(
-                            f"  {name:>8} app: session shown {_median(app, 'shown'):.2f} s, "
-                            f"{_median(app, 'shown_cpu'):.2f} s CPU; peak {_median(app, 'peak_mb'):.0f} MB",
+                            f"  {name:>8} app: session shown {row['app_shown']:.2f} s, {row['app_shown_cpu']:.2f} s CPU; "
+                            f"peak {row['app_peak_mb']:.0f} MB",
                             flush=True,
                         )
+            _print_growth(table, floors_by_size)
     finally:
         server.stop()
 
