@@ -17,6 +17,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.driver import Driver
 from textual.message import Message
 from textual.widgets import Static
 
@@ -129,6 +130,17 @@ class AgentApp(App[int]):
         self.exit_note: str | None = None
 
     # -- layout ----------------------------------------------------------------------------
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver, reading a big paste in bulk on Linux and macOS (`ui.paste_input`)."""
+        from textual.drivers.linux_driver import LinuxDriver
+
+        driver = super().get_driver_class()
+        if driver is LinuxDriver:
+            from agent_repl.ui.paste_input import BulkPasteDriver
+
+            return BulkPasteDriver
+        return driver
 
     def compose(self) -> ComposeResult:
         yield Conversation(max_lines=self.max_lines, id="conversation")
