@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import sys
 from contextlib import ExitStack
@@ -229,11 +230,17 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
         return _run_app(args, cwd, credentials)
     err = sys.stderr
     with ExitStack() as stack:
+        # Start-up (the session's code imported, the emulator started) allocates much and frees
+        # little: garbage collection would only cost time. What it built stays out of later ones.
+        gc.disable()
         try:
             launch = prepare_launch(args, cwd, stack, credentials)
         except LaunchError as exc:
             print(f"agent-repl: {exc}", file=err)
             return 2
+        finally:
+            gc.freeze()
+            gc.enable()
         for notice in launch.notices:
             print(f"agent-repl: {notice}", file=err)
         from agent_repl.core.model.transcript_sink import SessionWriteError
