@@ -5,7 +5,8 @@
 Times, as whole processes and in turns (A B A B ...), A: `agent-repl -p hi` on the offline demo
 model (no key: the agent starts the local emulator itself, as a newcomer's first run does) and
 B: `python -c "import anthropic"`. Prints the median wall and CPU seconds of each and the median
-of the pairwise wall ratios A/B; issue 30 asks for at most 0.6. With `--baseline DIR` (a
+of the pairwise wall ratios A/B (issue 30 asks for at most 0.6), the ratio of the fastest runs
+(the least disturbed by other work on a busy machine) and of the CPU medians. With `--baseline DIR` (a
 checkout of an earlier commit) a third command, C, runs that code's `-p hi` in the same turns.
 CPU counts the agent's process only: the emulator runs in a process of its own, which the agent
 does not wait for. Byte-compiled files are written on the warm-up runs, as an installed package
@@ -76,13 +77,19 @@ def main() -> int:
     print(f"runs: {args.runs} each, in turns; python {sys.version.split()[0]}, {os.cpu_count()} cores")
     for name, values in times.items():
         walls, cpus = [w for w, _ in values], [c for _, c in values]
-        print(f"{labels[name]:48} wall median {statistics.median(walls):.3f} s   cpu median {statistics.median(cpus):.3f} s")
+        print(
+            f"{labels[name]:44} wall median {statistics.median(walls):.3f} s, min {min(walls):.3f} s   "
+            f"cpu median {statistics.median(cpus):.3f} s"
+        )
     for name in [n for n in ("A", "C") if n in times]:
         ratios = [a[0] / b[0] for a, b in zip(times[name], times["B"], strict=True)]
+        best = min(w for w, _ in times[name]) / min(w for w, _ in times["B"])
+        cpu = statistics.median(c for _, c in times[name]) / statistics.median(c for _, c in times["B"])
         print(
             f"{name}/B wall: median of pairwise ratios {statistics.median(ratios):.2f} "
-            f"(min {min(ratios):.2f}, max {max(ratios):.2f})"
+            f"(min {min(ratios):.2f}, max {max(ratios):.2f}); fastest against fastest {best:.2f}; cpu {cpu:.2f}"
         )
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 
 
