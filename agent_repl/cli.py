@@ -40,13 +40,40 @@ class LaunchPlan:
     notices: list[str] = field(default_factory=list)
 
 
-def _start_offline_emulator(stack: ExitStack, settings: Settings, notices: list[str]) -> Settings:
+# With none of these in the environment, a run is most likely offline (a settings file may still
+# name a key or an endpoint).
+_ENDPOINT_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+
+
+def _early_offline_emulator(credentials: dict[str, str] | None) -> tuple[ExitStack, str] | None:
+    """The offline emulator started before the settings are read, when the environment names no key
+    and no endpoint, so it starts up while they are; (what stops it, its URL), or None."""
+    env = {**os.environ, **(credentials or {})}
+    if any(env.get(name) for name in _ENDPOINT_VARIABLES):
+        return None
     from agent_repl.offline import OfflineModeUnavailable, start_offline_emulator
 
+    early = ExitStack()
     try:
-        base_url = start_offline_emulator(stack)
-    except OfflineModeUnavailable as exc:
-        raise LaunchError(str(exc)) from None
+        return early, start_offline_emulator(early)
+    except (OfflineModeUnavailable, OSError):
+        early.close()  # the launch says why, if it needs the emulator after all
+        return None
+
+
+def _start_offline_emulator(
+    stack: ExitStack, settings: Settings, notices: list[str], early: tuple[ExitStack, str] | None = None
+) -> Settings:
+    from agent_repl.offline import OfflineModeUnavailable, start_offline_emulator
+
+    if early is not None:
+        stack.enter_context(early[0])
+        base_url = early[1]
+    else:
+        try:
+            base_url = start_offline_emulator(stack)
+        except OfflineModeUnavailable as exc:
+            raise LaunchError(str(exc)) from None
     notices.append(f"no ANTHROPIC_API_KEY set, so this runs on the offline demo model "
                    f"(a local emulator at {base_url}); set the key to talk to Claude.")
     return settings.model_copy(update={"base_url": base_url, "api_key": "offline-demo"})
@@ -83,23 +110,28 @@ def prepare_launch(
 ) -> LaunchPlan:
     """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume.
     `credentials`: what `take_credentials` moved out of the environment at start."""
-    try:
-        settings = _flag_settings(args, cwd, credentials)
-    except (FlagError, ValueError) as exc:
-        raise LaunchError(str(exc)) from exc
-    if not settings.api_key and settings.api_key_helper:
-        settings = settings.model_copy(update={"api_key": _run_key_helper(settings)})
-    notices: list[str] = []
-    offline = False
-    if not settings.api_key and not settings.auth_token:
-        if settings.base_url:
-            settings = settings.model_copy(update={"api_key": "none"})
-        else:
-            try:
-                settings = _start_offline_emulator(stack, settings, notices)
-            except SystemExit as exc:
-                raise LaunchError(str(exc.code).removeprefix("agent-repl: ")) from exc
-            offline = True
+    early = _early_offline_emulator(credentials)
+    with ExitStack() as unused:
+        if early is not None:
+            unused.enter_context(early[0])  # stopped on the way out unless offline mode takes it
+        try:
+            settings = _flag_settings(args, cwd, credentials)
+        except (FlagError, ValueError) as exc:
+            raise LaunchError(str(exc)) from exc
+        if not settings.api_key and settings.api_key_helper:
+            settings = settings.model_copy(update={"api_key": _run_key_helper(settings)})
+        notices: list[str] = []
+        offline = False
+        if not settings.api_key and not settings.auth_token:
+            if settings.base_url:
+                settings = settings.model_copy(update={"api_key": "none"})
+            else:
+                try:
+                    settings = _start_offline_emulator(stack, settings, notices, early)
+                except SystemExit as exc:
+                    raise LaunchError(str(exc.code).removeprefix("agent-repl: ")) from exc
+                unused.pop_all()
+                offline = True
     settings = _resolved_model(settings, offline=offline)
     # Imported only now: the offline emulator starts up in its own process meanwhile.
     from agent_repl.bootstrap import ResumeError, find_resume_source
