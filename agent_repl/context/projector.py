@@ -218,6 +218,8 @@ class Pipeline:
         excluded = [m.uuid for m in later if m.uuid not in keep]
         record = RewindRecord(prompt_uuid=prompt_uuid, restore="conversation", excluded_uuids=excluded)
         apply(self.state, record)
+        if self._last_view is not None:  # the next request's estimate no longer counts them
+            self._last_view = [m for m in self._last_view if m.uuid not in self.state.rewound]
         return [record]
 
     def recover_from_overflow(self, history: list[Message]) -> list[Any]:

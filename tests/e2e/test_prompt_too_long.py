@@ -40,6 +40,8 @@ async def test_a_prompt_too_long_for_the_api_is_set_aside_and_the_session_goes_o
         if prompt is big:
             assert ended.reason == "error" and len(errors) == 1
             assert "prompt is too long" in errors[0] and "left out of the conversation" in errors[0]
+            # The status line's figure: the next request, without the prompt set aside.
+            assert ended.next_request_tokens is not None and ended.next_request_tokens < 20_000
         else:
             assert ended.reason == "completed" and not errors, errors
     # Every short prompt was answered, and none of its requests carried a big one.
