@@ -9,10 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent_repl.core.model.events import TextDelta, TurnEnded
+from agent_repl.core.model.events import TextDelta, ThinkingDelta, TurnEnded
 from agent_repl.core.model.messages import Usage
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.gc_policy import GcPolicy
+from agent_repl.ui.widgets.messages import StreamingThinkingView
 from agent_repl.ui.widgets.streaming import StreamingAnswerView, finished_end
 
 from .conftest import StaticLauncher, fixed_session
@@ -78,6 +79,38 @@ async def test_the_shown_history_is_frozen_out_of_the_collector(tmp_path, unfroz
         assert not any(o is newest for o in gc.get_objects())
 
 
+def count_reflows(app: AgentApp) -> list[int]:
+    """A list that gets an entry each time the screen lays out its widgets."""
+    compositor = app.screen._compositor
+    reflows: list[int] = []
+    original = compositor.reflow
+
+    def counting_reflow(parent, size):
+        reflows.append(1)
+        return original(parent, size)
+
+    compositor.reflow = counting_reflow  # type: ignore[method-assign]
+    return reflows
+
+
+async def test_streamed_thinking_lays_out_the_conversation_only_while_it_gains_lines(tmp_path):
+    app = app_with_history(tmp_path, 300)
+    seen: list = []
+    async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        await pilot.pause()
+        conversation = app.conversation
+        await conversation.apply(ThinkingDelta(text="I look at the files first."))
+        await pilot.pause()
+        reflows = count_reflows(app)
+        for n in range(30):
+            await conversation.apply(ThinkingDelta(text=f" then step {n}" + ("\n" if n in (5, 12, 20) else "")))
+            await pilot.pause()
+        [view] = conversation.query(StreamingThinkingView)
+        assert "step 29" in str(view.render())
+        assert len(reflows) <= 5  # a few while it gains lines; one per chunk would be 30
+
+
 async def test_streamed_chunks_do_not_lay_out_the_conversation_each_time(tmp_path):
     app = app_with_history(tmp_path, 300)
     seen: list = []
@@ -85,15 +118,7 @@ async def test_streamed_chunks_do_not_lay_out_the_conversation_each_time(tmp_pat
         await wait_for(pilot, lambda: "SessionReady" in names(seen))
         await pilot.pause()
         conversation = app.conversation
-        compositor = app.screen._compositor
-        reflows: list[int] = []
-        original = compositor.reflow
-
-        def counting_reflow(parent, size):
-            reflows.append(1)
-            return original(parent, size)
-
-        compositor.reflow = counting_reflow  # type: ignore[method-assign]
+        reflows = count_reflows(app)
         chunks = 40
         for n in range(chunks):
             await conversation.apply(TextDelta(text=f"word{n} " + ("\n\n" if n % 8 == 7 else "")))

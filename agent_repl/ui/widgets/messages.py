@@ -115,18 +115,22 @@ class ThinkingView(Static):
 
 
 class StreamingThinkingView(Static):
-    """Thinking as it streams, dimmed, its last lines only; the finished thought takes its place."""
+    """Thinking as it streams, dimmed, its last lines only, each on one row; the finished thought
+    takes its place. Its height changes only while it has fewer lines than it shows, so a chunk
+    lays out the conversation only then."""
 
     def __init__(self) -> None:
         super().__init__(classes="message thinking streaming")
         self.text = ""
+        self.rows = 0
 
     def add(self, text: str) -> None:
         self.text += text
-        lines = show_controls(self.text.strip("\n")).split("\n")
-        shown = Text("✻ ", style="dim")
-        shown.append("\n  ".join(lines[-THINKING_COLLAPSED_LINES:]), style="dim italic")
-        self.update(shown)
+        lines = show_controls(self.text.strip("\n")).split("\n")[-THINKING_COLLAPSED_LINES:]
+        shown = Text("✻ ", style="dim", no_wrap=True, overflow="ellipsis")
+        shown.append("\n  ".join(lines), style="dim italic")
+        rows, self.rows = self.rows, len(lines)
+        self.update(shown, layout=rows != self.rows)
 
 
 class NoticeView(Static):
