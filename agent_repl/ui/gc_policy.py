@@ -34,6 +34,7 @@ class GcPolicy:
     def turn_ended(self) -> None:
         """Collect what the turn left (only the unfrozen objects are walked), then freeze the rest."""
         self.turns_since_full += 1
+        release_render_caches()
         if self.turns_since_full >= self.full_every:
             self._collect_everything()
             return
@@ -42,6 +43,21 @@ class GcPolicy:
 
     def _collect_everything(self) -> None:
         self.turns_since_full = 0
+        release_render_caches()
         gc.unfreeze()
         gc.collect()
         gc.freeze()
+
+
+def release_render_caches() -> None:
+    """Let the line caches of removed widgets go.
+
+    Textual memoizes a method of its per-widget line cache (`StylesCache.get_inner_outer`) with an
+    `lru_cache` keyed by the cache object itself, so up to 1,024 line caches of widgets long removed
+    from the conversation stay alive, with every line they drew. Clearing it costs one recomputed
+    colour pair per visible widget."""
+    from textual._styles_cache import StylesCache
+
+    clear = getattr(getattr(StylesCache, "get_inner_outer", None), "cache_clear", None)
+    if clear is not None:
+        clear()

@@ -153,3 +153,22 @@ async def test_the_mounted_widgets_stay_bounded_as_turns_are_added(tmp_path):
         assert len(conversation.children) <= 80
         assert len(list(app.screen.walk_children())) <= 200
         assert conversation.children[-1].item.text == "New answer 149."
+
+
+async def test_a_pruned_widget_leaves_nothing_it_drew_behind_after_the_turn(tmp_path, unfrozen):
+    app = app_with_history(tmp_path, 100)
+    seen: list[str] = []  # names only: a recorded message would keep its widget alive
+    async with app.run_test(size=(100, 40), message_hook=lambda m: seen.append(type(m).__name__)) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in seen)
+        await pilot.pause()
+        conversation = app.conversation
+        drawn = [weakref.ref(widget._styles_cache) for widget in conversation.children]
+        for n in range(120):
+            prompt, answer = user(f"new-u-{n}", f"new question {n}"), assistant(f"new-a-{n}", f"New answer {n}.")
+            app.session.messages += [prompt, answer]
+            await conversation.add_messages([prompt, answer])
+            await pilot.pause()
+        assert conversation.first > 200  # the first widgets are long unmounted
+        for _ in range(app.gc_policy.full_every):  # by the next collection of everything
+            app.gc_policy.turn_ended()
+        assert [ref for ref in drawn if ref() is not None] == []
