@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import agent_repl
 from agent_repl.core.model.messages import Message
@@ -29,8 +29,8 @@ from agent_repl.transcript.convert import record_to_message
 
 _ENTRY_START = b'{"parentUuid":'
 _HEAD_BYTES = 4096
-_UUID = re.compile(rb'"uuid":"([^"\\]+)"')
-_TYPE = re.compile(rb'"type":"(user|assistant|system|attachment)"')
+# Our writer puts the entry's type and uuid side by side in its envelope.
+_ENVELOPE = re.compile(rb'"type":"(user|assistant|system|attachment)","uuid":"([^"\\]+)"')
 _REPLY_ID = re.compile(rb'"message":\{"id":"([^"\\]+)"')
 _BOUNDARY = b'"subtype":"compact_boundary"'
 _SYNTHETIC = b'"model":"<synthetic>"'
@@ -79,41 +79,57 @@ _CHUNK = 8 * 1024 * 1024
 
 def _lines(
     path: Path, max_line_bytes: int, start: int = 0, stop: int | None = None
-) -> Iterator[tuple[int, int, bytes, int, int]]:
+) -> Iterator[tuple[int, int, bytearray, int, int]]:
     """(offset, line number, buffer, start, end) for every line from byte `start` up to `stop`:
-    the line is `buffer[start:end]`, or end is -1 when it is longer than `max_line_bytes`.
-    Reads in chunks; a line is not copied. Line numbers count from `start`."""
+    the line is `buffer[start:end]` (valid until the next line is asked for), or end is -1 when it
+    is longer than `max_line_bytes`. Reads into one reused buffer; a line is not copied. Line
+    numbers count from `start`."""
+    buf = bytearray(_CHUNK)
+    filled, base, number = 0, start, 0
+    left = stop - start if stop is not None else -1
     with open(path, "rb") as f:
         f.seek(start)
-        buf, base, number = b"", start, 0
-        left = stop - start if stop is not None else None
         while True:
-            data = f.read(_CHUNK if left is None else min(_CHUNK, left))
-            if left is not None:
-                left -= len(data)
+            if filled == len(buf):  # one line fills the buffer: make room, or pass over it
+                if len(buf) > max_line_bytes:
+                    number += 1
+                    yield base, number, buf, 0, -1
+                    base, left = _skip_line(f, left)
+                    filled = 0
+                    continue
+                buf.extend(bytes(len(buf)))
+            end = len(buf) if left < 0 else filled + min(left, len(buf) - filled)
+            with memoryview(buf) as view, view[filled:end] as room:
+                read = f.readinto(room)
+            if left >= 0:
+                left -= read
+            filled += read
             pos = 0
-            buf = buf + data
-            while (newline := buf.find(b"\n", pos)) >= 0:
+            while (newline := buf.find(b"\n", pos, filled)) >= 0:
                 number += 1
                 yield base + pos, number, buf, pos, newline + 1 if newline + 1 - pos <= max_line_bytes else -1
                 pos = newline + 1
-            if not data:
-                if pos < len(buf):
-                    yield base + pos, number + 1, buf, pos, len(buf) if len(buf) - pos <= max_line_bytes else -1
+            if not read:
+                if pos < filled:
+                    yield base + pos, number + 1, buf, pos, filled if filled - pos <= max_line_bytes else -1
                 return
-            buf, base = buf[pos:], base + pos
-            if len(buf) > max_line_bytes:
-                # Over the limit already: pass over the rest of the line without keeping it.
-                start = base
-                while (newline := buf.find(b"\n")) < 0:
-                    base += len(buf)
-                    buf = f.read(_CHUNK)
-                    if not buf:
-                        break
-                number += 1
-                yield start, number, b"", 0, -1
-                if newline >= 0:
-                    buf, base = buf[newline + 1 :], base + newline + 1
+            buf[: filled - pos] = buf[pos:filled]
+            base, filled = base + pos, filled - pos
+
+
+def _skip_line(f: BinaryIO, left: int) -> tuple[int, int]:
+    """Read past the rest of a line too long to keep: (offset of the next line, bytes left to read)."""
+    while True:
+        at = f.tell()
+        chunk = f.read(_CHUNK if left < 0 else min(_CHUNK, left))
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            f.seek(at + newline + 1)
+            return at + newline + 1, left if left < 0 else left - newline - 1
+        if not chunk:
+            return at, left
+        if left >= 0:
+            left -= len(chunk)
 
 
 def scan_earlier(path: Path, max_line_bytes: int) -> EarlierScan:
@@ -130,19 +146,20 @@ def scan_earlier(path: Path, max_line_bytes: int) -> EarlierScan:
             damaged.append((offset, number, f"longer than {max_line_bytes} bytes, skipped"))
             continue
         if buf.startswith(_ENTRY_START, start):
-            head = buf[start : min(end, start + _HEAD_BYTES)]
-            uuid, kind = _UUID.search(head), _TYPE.search(head)
-            if uuid is None or kind is None:
+            head_end = min(end, start + _HEAD_BYTES)
+            envelope = _ENVELOPE.search(buf, start, head_end)
+            if envelope is None:
                 raise NotOurs(f"line {number}: an entry without our envelope")
-            offsets.setdefault(uuid.group(1).decode("utf-8", "replace"), offset)
-            if kind.group(1) == b"system" and buf.find(_BOUNDARY, start, end) >= 0:
+            kind = envelope.group(1)
+            offsets.setdefault(envelope.group(2).decode("utf-8", "replace"), offset)
+            if kind == b"system" and buf.find(_BOUNDARY, start, end) >= 0:
                 boundary = _boundary(buf[start:end], offset, number)
                 if boundary is not None:
                     boundaries.append(boundary)
-            elif kind.group(1) == b"assistant":
+            elif kind == b"assistant":
                 if buf.find(_USAGE, max(start, end - _TAIL_BYTES), end) >= 0:
-                    reply = _REPLY_ID.search(head)
-                    if reply is not None and _SYNTHETIC not in head:
+                    reply = _REPLY_ID.search(buf, start, head_end)
+                    if reply is not None and buf.find(_SYNTHETIC, start, head_end) < 0:
                         replies.append((offset, reply.group(1)))
                 if buf.find(_TODO_CALL, start, end) >= 0:
                     todo_calls.append(offset)
@@ -211,7 +228,7 @@ class EarlierHistory:
                 yield message, record.get("version") == agent_repl.__version__
 
 
-def _boundary(raw: bytes, offset: int, line: int) -> _Boundary | None:
+def _boundary(raw: bytes | bytearray, offset: int, line: int) -> _Boundary | None:
     try:
         record = json.loads(raw)
     except (ValueError, RecursionError):
