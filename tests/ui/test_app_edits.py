@@ -177,3 +177,27 @@ async def test_a_protected_file_is_asked_with_its_reason_and_no_always_even_in_a
         await wait_for(pilot, lambda: "TurnFinished" in names(seen), what="the end of the turn")
     assert not target.exists()
     assert app.session.mode.mode is PermissionMode.ACCEPT_EDITS
+
+
+async def test_esc_in_the_edit_dialog_refuses_and_stops_the_turn_but_esc_after_n_is_a_plain_no(emulator, project, home):
+    app_py = str(project / "src" / "app.py")
+    steps = _edit_steps(app_py)
+    server = emulator([steps[0], steps[1], steps[1], {"text": "Fine, left it."}])
+    app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
+        await _ready(pilot, seen)
+        await pilot.press(*"say hello", "enter")
+        await wait_for(pilot, lambda: _shown(app, EditPermissionScreen), what="the first edit prompt")
+        await pilot.press("escape")  # no, and the turn stops: the model is not asked again
+        await wait_for(pilot, lambda: names(seen).count("TurnFinished") == 1, what="the stopped turn")
+        assert len(server.recordings.messages) == 2 and not isinstance(app.screen, EditPermissionScreen)
+        await pilot.press(*"try again", "enter")
+        await wait_for(pilot, lambda: _shown(app, EditPermissionScreen))
+        await pilot.press("n", "escape")  # Esc in the feedback line: just no, the turn goes on
+        await wait_for(pilot, lambda: names(seen).count("TurnFinished") == 2, what="the second turn")
+    assert (project / "src" / "app.py").read_text() == "print('hi')\n"
+    bodies = [json.dumps(e.body["messages"]) for e in server.recordings.messages if e.status == 200]
+    assert len(bodies) == 4
+    assert "The user rejected this Edit call and stopped the turn" in bodies[2]
+    assert "Permission to use Edit" in bodies[3]
