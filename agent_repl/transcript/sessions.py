@@ -25,6 +25,13 @@ _HEAD_BYTES = 4096
 _TYPE_IN_HEAD = re.compile(rb'"type"\s*:\s*"([A-Za-z_-]+)"')
 _SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
 _TIMESTAMP = re.compile(rb'"timestamp"\s*:\s*"([^"]{10,40})"')
+# The envelope our writer starts each entry with, before its payload (a quoted key cannot occur
+# unescaped inside a string).
+_OUR_ENVELOPE = re.compile(
+    rb'^\{"parentUuid":(?:null|"[^"\\]*"),"isSidechain":(true|false),(?:(?!"message":).)*?'
+    rb'"type":"(user|assistant|system|attachment)","uuid":"[^"\\]*","timestamp":"([^"\\]{10,40})"',
+    re.S,
+)
 # Text Claude Code records as a user message but nobody typed.
 _NOT_A_PROMPT = ("<local-command-", "Caveat:")
 _COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>", re.S)
@@ -94,6 +101,16 @@ def scan_session(path: Path) -> SessionInfo:
     session_id = ""
     with open(path, "rb") as f:
         for raw in _bounded_lines(f):
+            ours = _OUR_ENVELOPE.search(raw, 0, _HEAD_BYTES) if first_prompt is not None else None
+            if ours is not None:
+                # Our writer's entry, its first prompt already found: the envelope says the rest.
+                if ours.group(2) in (b"user", b"assistant") and ours.group(1) == b"false":
+                    count += 1
+                if ours.group(2) != b"attachment":
+                    stamp = _parse_time(ours.group(3).decode(errors="replace"))
+                    if stamp is not None and (last_activity is None or stamp > last_activity):
+                        last_activity = stamp
+                continue
             record_type, record = _classify(raw)
             if record_type in ("user", "assistant") and not _is_sidechain(raw, record):
                 count += 1

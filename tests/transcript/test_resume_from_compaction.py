@@ -269,3 +269,26 @@ async def test_a_compaction_after_a_resume_reminds_of_the_whole_history_from_lig
         assert session.earlier is not None  # nothing was taken back into the session
     finally:
         await close_session(session)
+
+
+async def test_listing_our_own_long_session_decodes_only_what_its_envelopes_do_not_say(tmp_path, project, monkeypatch):
+    import re
+
+    from agent_repl.transcript import sessions
+
+    path = await write_session(tmp_path / "home", project, rounds=5)
+    entries = len(load_session(path).messages)
+    decoded: list[bytes] = []
+    real = sessions._classify
+
+    def spy(raw):
+        decoded.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(sessions, "_classify", spy)
+    info = sessions.scan_session(path)
+    assert len(decoded) < entries / 3
+    assert info.message_count > entries / 2 and info.first_prompt and info.first_prompt.startswith("round 0 prompt 0")
+    # Every line decoded (no envelope recognised) says the same.
+    monkeypatch.setattr(sessions, "_OUR_ENVELOPE", re.compile(rb"(?!)"))
+    assert sessions.scan_session(path) == info
