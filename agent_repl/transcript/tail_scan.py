@@ -169,12 +169,15 @@ def scan_earlier(path: Path, max_line_bytes: int) -> EarlierScan:
             continue
         try:
             record = json.loads(raw)
-        except (ValueError, RecursionError):
-            damaged.append((offset, number, "malformed JSON, skipped"))
+        except (ValueError, RecursionError) as exc:
+            damaged.append((offset, number, f"malformed JSON, skipped ({str(exc)[:80]})"))
             continue
-        if isinstance(record, dict) and record.get("type") in _ENTRY_TYPES:
+        if not isinstance(record, dict):
+            damaged.append((offset, number, f"not a JSON object ({type(record).__name__}), skipped"))
+            continue
+        if record.get("type") in _ENTRY_TYPES:
             raise NotOurs(f"line {number}: an entry without our envelope")
-        if isinstance(record, dict) and record.get("type") == "compaction-undo":
+        if record.get("type") == "compaction-undo":
             undone.add(str(record.get("boundaryUuid")))
         sides.append((offset, number, record))
     first = _cut([b for b in boundaries if b.uuid not in undone], offsets)

@@ -292,3 +292,14 @@ async def test_listing_our_own_long_session_decodes_only_what_its_envelopes_do_n
     # Every line decoded (no envelope recognised) says the same.
     monkeypatch.setattr(sessions, "_OUR_ENVELOPE", re.compile(rb"(?!)"))
     assert sessions.scan_session(path) == info
+
+
+async def test_damaged_lines_before_the_cut_are_reported_as_a_whole_load_reports_them(tmp_path, project):
+    path = await write_session(tmp_path / "home", project, rounds=4)
+    lines = path.read_text().splitlines(keepends=True)
+    lines[3:3] = ["[1, 2]\n", "{not json\n"]
+    path.write_text("".join(lines))
+    part, full = load_session(path, from_compaction=True), load_session(path)
+    assert part.earlier is not None
+    assert part.warnings == full.warnings and len(full.warnings) == 2
+    assert uuids(part.messages) == uuids(full.messages)[-len(part.messages) :]
