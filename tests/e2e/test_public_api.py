@@ -94,7 +94,7 @@ async def run(session: Any, text: str, server: EmulatorServer, marks: dict[str, 
 
 @pytest.mark.parametrize("api_compaction", [True, False], ids=["api-summary", "own-summary"])
 async def test_a_long_thinking_session_through_every_edit_gets_no_400(tmp_path, api_compaction):
-    turns = 14
+    turns = 20
     server = EmulatorServer(
         policy=ScriptPolicy({"steps": thinking_steps(turns)}), summarizer=AgentSummarizer()
     )
