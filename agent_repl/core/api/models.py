@@ -76,8 +76,11 @@ async def resolve_model(client: Any, name: str) -> str:
 
 
 def resolve_model_sync(api_key: str | None, base_url: str | None, name: str, auth_token: str | None = None) -> str:
-    """`resolve_model` before any event loop runs (the command line's `--model`)."""
+    """`resolve_model` from synchronous code (the command line's `--model`). Launch preparation is
+    also called from code already inside an event loop (tests, the SDK transport); there the check
+    runs on a loop of its own in a worker thread, since asyncio.run cannot nest."""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     from agent_repl.core.api.client import ModelClient
 
@@ -88,7 +91,12 @@ def resolve_model_sync(api_key: str | None, base_url: str | None, name: str, aut
         finally:
             await client.close()
 
-    return asyncio.run(resolve())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(resolve())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, resolve()).result()
 
 
 def prompt_tokens(usage: Usage) -> int:
