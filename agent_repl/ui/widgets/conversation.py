@@ -360,9 +360,13 @@ class Conversation(VerticalScroll):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if new_value <= 1 and self.first == 0 and self._earlier is not None and not self._loading_older:
+        # Following the bottom, a top position is a layout passing through (a tall entry mounted,
+        # older ones pruned), not the user scrolling up, which releases the anchor first: loading
+        # older entries then released the anchor and left the view stuck at the top.
+        at_top = new_value <= 1 and not (self.is_anchored and not self._anchor_released)
+        if at_top and self.first == 0 and self._earlier is not None and not self._loading_older:
             self.call_later(self.show_earlier)
-        elif new_value <= 1 and self.first > 0 and not self._loading_older:
+        elif at_top and self.first > 0 and not self._loading_older:
             self._loading_older = True
             self.call_later(self.mount_older)
         elif new_value >= self.max_scroll_y - 1 and self.first < len(self.view.items) - 1:
