@@ -2,7 +2,7 @@
 
 The first session needs settings, maybe the offline emulator, maybe a transcript to resume, and
 several heavy imports (pydantic models, tiktoken's encoding); all of that runs in a thread after
-the first paint, so the prompt is usable at once. The `anthropic` SDK is warmed the same way.
+the first paint, so the prompt is usable at once. The API client's HTTP library is warmed the same way.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from agent_repl.core.tooling.persisted_output import ensure_private_dir
 MAX_AGE = timedelta(hours=24)
 # A cache file no session has written for this long belongs to an endpoint no longer used.
 FORGET_AFTER = timedelta(days=30)
-# The endpoint the SDK talks to when no base URL is set.
+# The endpoint requests go to when no base URL is set.
 DEFAULT_ENDPOINT = "https://api.anthropic.com"
 # The capability our emulator advertises for its cache-editing beta (not in the public API).
 CACHE_EDITS_CAPABILITY = "cache_edits_agent_repl"
