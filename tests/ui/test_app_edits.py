@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from textual import events
+
 from agent_repl.core.permissions.mode import PermissionMode
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.screens.edit_permission import EditPermissionScreen, PlanApprovalScreen
@@ -91,6 +93,31 @@ async def test_no_with_feedback_reaches_the_model(emulator, project, home):
     assert (project / "src" / "app.py").read_text() == "print('hi')\n"
     last = [e.body for e in server.recordings.messages if e.status == 200][-1]
     assert "and said: say hey instead" in json.dumps(last["messages"][-1])
+
+
+def _type_ahead(app, keys: str) -> None:
+    """Queue every key at once, as a fast typist or a lagging terminal sends them: none waits for
+    the app to act on the one before (under load, pilot.press gives no more than that)."""
+    for key in keys.split(" "):
+        app._driver.send_message(events.Key(key, key if len(key) == 1 else None))
+
+
+async def test_keys_typed_right_after_no_are_feedback_and_never_an_answer(emulator, project, home):
+    app_py = str(project / "src" / "app.py")
+    server = emulator(_edit_steps(app_py)[:2] + [{"text": "Understood."}])
+    app = AgentApp(emulator_launcher(server, project, home), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(110, 45), message_hook=seen.append) as pilot:
+        await _ready(pilot, seen)
+        await pilot.press(*"say hello", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditPermissionScreen), what="the edit prompt")
+        # Enter on the list would pick its highlighted "Yes"; y and a are answers until n is taken.
+        _type_ahead(app, "n a y enter")
+        await wait_for(pilot, lambda: "TurnFinished" in names(seen), what="the end of the turn")
+    assert (project / "src" / "app.py").read_text() == "print('hi')\n"
+    assert app.session.permission_mode is PermissionMode.DEFAULT
+    last = [e.body for e in server.recordings.messages if e.status == 200][-1]
+    assert "and said: ay" in json.dumps(last["messages"][-1])
 
 
 async def test_shift_tab_cycles_the_three_modes_and_plan_mode_refuses_edits(emulator, project, home):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.markdown import Markdown
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
@@ -40,11 +41,13 @@ def edit_title(request: PermissionRequest) -> str:
 class ChoiceScreen(ModalScreen[Answer]):
     """A keyboard-first prompt with three answers; "no" may carry a line for the model."""
 
+    # Priority: the answer is taken when the app reads the key, before any later key is routed, so
+    # keys typed right after n land in the feedback line and never reach the option list.
     BINDINGS = [
-        Binding("y", "decide('allow_once')", "yes"),
-        Binding("a", "decide('allow_always')", "yes, always"),
-        Binding("shift+tab", "decide('allow_always')", "yes, always", show=False),
-        Binding("n", "decide('deny')", "no"),
+        Binding("y", "decide('allow_once')", "yes", priority=True),
+        Binding("a", "decide('allow_always')", "yes, always", priority=True),
+        Binding("shift+tab", "decide('allow_always')", "yes, always", show=False, priority=True),
+        Binding("n", "decide('deny')", "no", priority=True),
         Binding("escape", "escape", "no"),
     ]
 
@@ -72,9 +75,12 @@ class ChoiceScreen(ModalScreen[Answer]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.action_decide(str(event.option.id))
+        if not self.asking_feedback:  # an Enter that left the list before n: the no stands
+            self.action_decide(str(event.option.id))
 
     def action_decide(self, value: str) -> None:
+        if self.asking_feedback:
+            raise SkipAction  # after n, y/a/n are letters of the feedback
         decision = Decision(value)
         if decision is Decision.ALLOW_ALWAYS and not self._has_always():
             return
@@ -90,7 +96,7 @@ class ChoiceScreen(ModalScreen[Answer]):
         self.asking_feedback = True
         box = self.query_one("#permission-feedback", Input)
         box.display = True
-        box.focus()
+        self.set_focus(box)  # now, not later: the next key is routed to the line
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -99,11 +105,6 @@ class ChoiceScreen(ModalScreen[Answer]):
     def action_escape(self) -> None:
         """Esc: no, and stop the turn; in the feedback line (after n), just no."""
         self.dismiss(Answer(Decision.DENY, interrupt=not self.asking_feedback))
-
-    def on_key(self, event) -> None:
-        # While the feedback line is open, y/a/n are letters to type, not answers.
-        if self.asking_feedback and event.key in ("y", "a", "n"):
-            event.stop()
 
 
 class EditPermissionScreen(ChoiceScreen):

@@ -15,6 +15,8 @@ def focus_options_once_mounted(screen: Screen[Any], highlighted: int | None = 0)
 
     def focus() -> None:
         options = screen.query_one(OptionList)
+        if screen.focused is not None and screen.focused is not options:
+            return  # a key already moved the focus on (n opens the feedback line): leave it there
         if highlighted is not None:
             options.highlighted = highlighted
         options.focus()
