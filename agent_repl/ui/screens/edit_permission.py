@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from rich.markdown import Markdown
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.actions import SkipAction
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
