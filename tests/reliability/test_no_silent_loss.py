@@ -259,18 +259,34 @@ async def test_no_background_process_keeps_writing_into_the_session_after_the_ca
 def test_a_background_process_with_its_own_output_keeps_running(tmp_path):
     """`cmd > log 2>&1 &` is how a model keeps a server running: it never touches the session."""
     ctx = ToolContext(cwd=tmp_path, tool_results_dir=tmp_path / "session" / "tool-results")
-    marker = f"t13s-server-{os.getpid()}"
-    script = f"setsid bash -c 'exec -a {marker} sleep 30' > {tmp_path}/server.log 2>&1 &\necho started"
+    # The trailing dot keeps this marker from matching another worker's (pid 2430 within pid 24305).
+    marker = f"t13s-server-{os.getpid()}."
+    pid_file, log = tmp_path / "server.pid", tmp_path / "server.log"
+    script = f"setsid bash -c 'echo $$ > {pid_file}; exec -a {marker} sleep 30' > {log} 2>&1 &\necho started"
     try:
         output = asyncio.run(Bash(kill_grace_seconds=0.5).run(BashArgs(command=script), ctx))
-        # The detached command may not have reached its `exec` yet on a loaded machine.
-        deadline = time.monotonic() + 10
-        while not _alive_with(marker) and time.monotonic() < deadline:
+        assert output.content == "started"
+        # The detached command may not have started yet on a loaded machine: wait for its own pid.
+        deadline = time.monotonic() + 30
+        while not (pid_file.exists() and pid_file.read_text().endswith("\n")):
+            assert time.monotonic() < deadline, f"never started; log: {log.read_text()!r}"
             time.sleep(0.05)
-        assert output.content == "started" and len(_alive_with(marker)) == 1
+        pid = int(pid_file.read_text())
+        while _alive_with(marker) != [pid] and _pid_running(pid):
+            assert time.monotonic() < deadline, "the background command never reached its exec"
+            time.sleep(0.05)
+        assert _alive_with(marker) == [pid], f"pid {pid} was stopped; log: {log.read_text()!r}"
     finally:
-        for pid in _alive_with(marker):
-            os.kill(pid, signal.SIGKILL)
+        for found in _alive_with(marker):
+            os.kill(found, signal.SIGKILL)
+
+
+def _pid_running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 CHILD_AGENT = """
