@@ -13,13 +13,22 @@ import pytest
 from agent_repl.core.config.trust import WorkspaceTrust
 
 from .test_tmux_e2e import _start, _type, _wait_for_text
-from .tmux import unwrapped
+from .tmux import Terminal, unwrapped
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
 def _key(name: str, key: str) -> None:
     subprocess.run(["tmux", "send-keys", "-t", name, key], check=True, timeout=10)
+
+
+def _wait_for_question(name: str, inline: bool = False) -> str:
+    """The screen once the whole trust question is drawn, down to its answers, as a person waits
+    for it: the terminal draws a frame top to bottom, and its title shows before the rest does."""
+    answers = "[n] not now >" if inline else "No, not now"
+    return Terminal(name, Path(), Path()).wait_until(
+        lambda s: "Trust this folder?" in unwrapped(s) and answers in unwrapped(s), "the whole trust question"
+    )
 
 
 @pytest.mark.parametrize("inline", [False, True], ids=["app", "inline"])
@@ -30,7 +39,7 @@ def test_a_cloned_projects_rules_wait_for_the_trust_answer(emulator, project: Pa
                        {"text": "Touched it."}])  # fmt: skip
     name = _start(server, home, project, *(["--inline"] if inline else []))
     try:
-        screen = _wait_for_text(name, "Trust this folder?")
+        screen = _wait_for_question(name, inline)
         assert "allow Bash (.agent_repl/settings.json)" in unwrapped(screen)
         if inline:
             _type(name, "y")
@@ -56,7 +65,7 @@ def test_a_cloned_projects_mcp_server_starts_only_once_the_folder_is_trusted(emu
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": {"command": sys.executable, "args": [str(server_script)]}}}))
     name = _start(emulator([{"text": "ok"}]), home, project)
     try:
-        screen = _wait_for_text(name, "Trust this folder?")
+        screen = _wait_for_question(name)
         assert "MCP server 'repo' (.mcp.json)" in unwrapped(screen)
         assert "settings.json" not in screen  # the question names only what this folder configures
         _key(name, "y")
@@ -98,7 +107,7 @@ def test_answering_no_applies_nothing_the_folder_configures(emulator, project: P
                        {"text": "Not written."}])  # fmt: skip
     name = _start(server, home, project)
     try:
-        screen = unwrapped(_wait_for_text(name, "Trust this folder?"))
+        screen = unwrapped(_wait_for_question(name))
         for named in ('permission_mode "acceptEdits"', 'model "claude-haiku-4-5"', "context_window 5000",
                       "subagent_tools", "SessionStart hook", "MCP server 'evil'", "MCP server 'jsonevil'",
                       "agent definition .claude/agents/evil.md"):  # fmt: skip
@@ -128,7 +137,7 @@ def test_a_changed_hook_script_after_a_yes_asks_again_and_shows_what_changed(emu
     _hostile(project)
     name = _start(emulator([{"text": "trusted run done"}]), home, project)
     try:
-        _wait_for_text(name, "Trust this folder?")
+        _wait_for_question(name)
         _key(name, "y")
         _wait_for_text(name, "/help lists commands")
         _type(name, "hello")  # SessionStart hooks run with the first turn
@@ -142,7 +151,7 @@ def test_a_changed_hook_script_after_a_yes_asks_again_and_shows_what_changed(emu
     (project / "scripts" / "hook.sh").write_text(f"touch {project / 'changed-marker'}\n")
     name = _start(emulator([{"text": "untrusted run done"}]), home, project)
     try:
-        screen = unwrapped(_wait_for_text(name, "Trust this folder?"))
+        screen = unwrapped(_wait_for_question(name))
         assert "changed since you trusted this folder: scripts/hook.sh changed" in screen
         _key(name, "n")
         _wait_for_text(name, "/help lists commands")
