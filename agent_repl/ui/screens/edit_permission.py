@@ -22,7 +22,7 @@ from agent_repl.core.permissions.mode import PlanProposal
 from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest
 from agent_repl.core.tooling.diffs import FileChange
 from agent_repl.ui.command_view import visible_text
-from agent_repl.ui.screens.option_picker import focus_options_once_mounted
+from agent_repl.ui.screens.option_picker import ready_options
 from agent_repl.ui.tool_views import diff_summary, render_hunks
 
 
@@ -50,6 +50,7 @@ class ChoiceScreen(ModalScreen[Answer]):
         Binding("n", "decide('deny')", "no", priority=True),
         Binding("escape", "escape", "no"),
     ]
+    AUTO_FOCUS = "#permission-options"  # not the diff above it
 
     def __init__(self, request: PermissionRequest) -> None:
         super().__init__(classes="permission")
@@ -65,13 +66,10 @@ class ChoiceScreen(ModalScreen[Answer]):
     def compose(self) -> ComposeResult:
         with Vertical(id="permission-dialog"):
             yield from self.body()
-            yield OptionList(*self.options(), id="permission-options")
+            yield ready_options(*self.options(), id="permission-options")
             feedback = Input(placeholder="what should the model do instead? (Enter sends, Esc: just no)", id="permission-feedback")
             feedback.display = False
             yield feedback
-
-    def on_mount(self) -> None:
-        focus_options_once_mounted(self)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

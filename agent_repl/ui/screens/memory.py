@@ -9,12 +9,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import OptionList, Static
+from textual.widgets import Static
 from textual.widgets.option_list import Option
 
 from agent_repl.commands.results import MemoryChoices
 from agent_repl.ui.render import prompt_line
-from agent_repl.ui.screens.option_picker import OptionPicker, focus_options_once_mounted
+from agent_repl.ui.screens.option_picker import OptionPicker, ready_options
 
 
 class MemoryPicker(OptionPicker):
@@ -31,7 +31,4 @@ class MemoryPicker(OptionPicker):
                 label = Text(target.label)
                 label.append(f"  {target.path}", style="dim")
                 options.append(Option(label, id=f"{target.flag} {self.choices.note}"))
-            yield OptionList(*options, id="memory-options")
-
-    def on_mount(self) -> None:
-        focus_options_once_mounted(self)
+            yield ready_options(*options, id="memory-options")

@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.binding import Binding
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import OptionList
+from textual.widgets.option_list import Option
 
 
-def focus_options_once_mounted(screen: Screen[Any], highlighted: int | None = 0) -> None:
-    """Focus the screen's option list with `highlighted` under the cursor; children composed inside
-    a container may mount after the screen does, so this waits for a refresh."""
+def ready_options(*options: Option, id: str, highlighted: int | None = 0) -> OptionList:
+    """An option list with its cursor already on `highlighted` before it is first drawn.
 
-    def focus() -> None:
-        options = screen.query_one(OptionList)
-        if screen.focused is not None and screen.focused is not options:
-            return  # a key already moved the focus on (n opens the feedback line): leave it there
-        if highlighted is not None:
-            options.highlighted = highlighted
-        options.focus()
-
-    screen.call_after_refresh(focus)
+    The cursor is never moved after the list shows (a later move would undo a key the user
+    pressed once it showed); the screens focus it through AUTO_FOCUS, before their first paint.
+    """
+    options_list = OptionList(*options, id=id)
+    options_list.highlighted = highlighted
+    return options_list
 
 
 class OptionPicker(ModalScreen[str | None]):
     """Enter on an option answers its id ("" answers None); Esc answers None."""
 
     BINDINGS = [Binding("escape", "cancel", "cancel")]
+    AUTO_FOCUS = "OptionList"
 
     def __init__(self) -> None:
         super().__init__(classes="picker")

@@ -9,12 +9,12 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import OptionList, Static
+from textual.widgets import Static
 from textual.widgets.option_list import Option
 
 from agent_repl.context.rewind import BASH_NOT_TRACKED, RewindTarget
 from agent_repl.ui.render import prompt_line, rewind_files_note
-from agent_repl.ui.screens.option_picker import OptionPicker, focus_options_once_mounted
+from agent_repl.ui.screens.option_picker import OptionPicker, ready_options
 
 
 class RewindPicker(OptionPicker):
@@ -37,10 +37,7 @@ class RewindPicker(OptionPicker):
                 options.append(Option(label, id=target.uuid))
             if not options:
                 options.append(Option(Text("no prompt to rewind to yet", style="dim"), id="", disabled=True))
-            yield OptionList(*options, id="rewind-options")
-
-    def on_mount(self) -> None:
-        focus_options_once_mounted(self, len(self.targets) - 1 if self.targets else None)
+            yield ready_options(*options, id="rewind-options", highlighted=len(self.targets) - 1 if self.targets else None)
 
 
 class RewindOptionsScreen(OptionPicker):
@@ -56,11 +53,8 @@ class RewindOptionsScreen(OptionPicker):
             if target.ran_bash:
                 yield Static(Text(BASH_NOT_TRACKED, style="yellow"), id="rewind-bash-note")
             choices = [("both", "Restore code and conversation"), ("conversation", "Restore conversation"), ("code", "Restore code")]
-            yield OptionList(
+            yield ready_options(
                 *(Option(label, id=f"{target.uuid} {what}") for what, label in choices),
                 Option("Never mind", id=""),
                 id="rewind-what",
             )
-
-    def on_mount(self) -> None:
-        focus_options_once_mounted(self)
