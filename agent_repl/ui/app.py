@@ -188,6 +188,9 @@ class AgentApp(App[int]):
     def set_hint(self, text: str) -> None:
         self.query_one("#hint", Static).update(Text(text))
 
+    def on_load(self) -> None:
+        self.gc_policy.start()
+
     def on_mount(self) -> None:
         self.prompt.focus()
         self.status.refresh_line()
@@ -204,6 +207,7 @@ class AgentApp(App[int]):
         try:
             session = await self.launcher.open(self.ask_permission, self.confirm_trust)
         except LaunchError as exc:
+            self.gc_policy.started()
             self.exit(2, return_code=2, message=f"agent-repl: {exc}")
             return
         self.registry = default_registry()
@@ -534,4 +538,5 @@ class AgentApp(App[int]):
         self.launcher.close()
 
     async def on_unmount(self) -> None:
+        self.gc_policy.started()  # quit before the first history was shown
         await self.shutdown()

@@ -7,6 +7,10 @@ out of the collector's sight with `gc.freeze()` at quiet moments, and the collec
 during a turn only walk what the turn made. Frozen objects are never collected, so every so many
 turns, at a turn's end, everything is unfrozen and collected once, returning what became garbage
 since (widgets unmounted from the top of the conversation, a replaced session's history).
+
+Start-up (the session's code imported, the history loaded and mounted) allocates much and frees
+little, so no collection runs until the first history is shown; what start-up made is then frozen
+as it is, without walking it first.
 """
 
 from __future__ import annotations
@@ -25,10 +29,28 @@ class GcPolicy:
 
     full_every: int = FULL_COLLECTION_EVERY
     turns_since_full: int = 0
+    starting: bool = False
+
+    def start(self) -> None:
+        """The app is starting: no collection until its first history is shown (or `started`)."""
+        if gc.isenabled():
+            gc.disable()
+            self.starting = True
+
+    def started(self) -> None:
+        """Start-up is over (its history shown, or it failed): collections run again, and what it
+        made is frozen."""
+        if self.starting:
+            self.starting = False
+            gc.freeze()
+            gc.enable()
 
     def history_shown(self) -> None:
         """A history was just loaded and drawn (start, resume, /clear): what it replaced goes, the
         rest is frozen."""
+        if self.starting:
+            self.started()
+            return
         self._collect_everything()
 
     def turn_ended(self) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agent_repl.ui.app import AgentApp
 from agent_repl.ui.widgets.conversation import tail_start
+from agent_repl.ui.widgets.messages import NoticeView
 
 from .conftest import StaticLauncher, fixed_session
 from .helpers import assistant, long_history, names, user, wait_for
@@ -63,6 +64,50 @@ async def test_a_long_resumed_session_mounts_a_window_and_scrolls_back_to_the_st
         assert conversation.children[-1].item.text == "A new answer."
 
 
+async def test_a_long_history_draws_the_screenful_at_its_end_first_and_mounts_the_rest_of_its_window_after(tmp_path):
+    project = tmp_path / "p"
+    project.mkdir()
+    session = fixed_session(long_history(300), cwd=project, home=tmp_path / "home")
+    app = AgentApp(StaticLauncher(session), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        conversation = app.conversation
+        first_paint = conversation.mounted_lines()
+        assert conversation.window_pending
+        assert first_paint <= 2 * conversation.size.height  # a screenful, not the window's 300 lines
+        await pilot.pause()
+        assert 0 < conversation.max_scroll_y == conversation.scroll_y  # the screen full, at the newest entry
+
+        await wait_for(pilot, lambda: not conversation.window_pending, what="the rest of the window")
+        await pilot.pause()
+        assert first_paint < conversation.mounted_lines() <= 300
+        assert conversation.first == len(conversation.view.items) - len(conversation.children)
+        assert conversation.scroll_y == conversation.max_scroll_y  # still following the bottom
+        assert conversation.children[-1].item is conversation.view.items[-1]
+
+
+async def test_scrolling_up_before_the_rest_of_the_window_is_mounted_keeps_the_text_on_screen_still(tmp_path):
+    project = tmp_path / "p"
+    project.mkdir()
+    session = fixed_session(long_history(300), cwd=project, home=tmp_path / "home")
+    app = AgentApp(StaticLauncher(session), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        await pilot.pause()
+        conversation = app.conversation
+        conversation.scroll_to(y=conversation.max_scroll_y - 5, animate=False, immediate=True)
+        await pilot.pause()
+        assert conversation.window_pending
+        top = next(w for w in conversation.children if w.region.y >= conversation.region.y)
+        on_screen = top.region.y
+        await wait_for(pilot, lambda: not conversation.window_pending, what="the rest of the window")
+        await pilot.pause()
+        assert conversation.first < len(conversation.view.items) - 20
+        assert top.region.y == on_screen
+
+
 class EarlierInTheTranscript:
     """What a resume left in the transcript: counted, and read back when asked."""
 
@@ -93,11 +138,20 @@ async def test_a_resume_shows_its_tail_first_and_reads_the_earlier_entries_when_
         await wait_for(pilot, lambda: "SessionReady" in names(seen))
         conversation = app.conversation
         shown = len(conversation.view.items)
-        assert earlier.reads == 0 and conversation.first == 0
+
+        # What fills the screen is drawn first; the rest of the tail (and the note above it) follows.
+        def tail_mounted() -> bool:
+            top = conversation.children[0]
+            return isinstance(top, NoticeView) and f"{cut} earlier entries" in top.item.text
+
+        await wait_for(pilot, tail_mounted, what="the whole tail mounted")
+        assert earlier.reads == 0
         notice = conversation.children[0]
         assert f"{cut} earlier entries" in notice.item.text
 
         def scrolled_to_the_start() -> bool:
+            if not earlier.reads:  # scrolled up again, in case the tail was still being mounted
+                conversation.scroll_end(animate=False, immediate=True)
             conversation.scroll_home(animate=False, immediate=True)
             return earlier.reads == 1 and conversation.first == 0 and len(conversation.view.items) > shown
 

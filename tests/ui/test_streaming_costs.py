@@ -79,6 +79,40 @@ async def test_the_shown_history_is_frozen_out_of_the_collector(tmp_path, unfroz
         assert not any(o is newest for o in gc.get_objects())
 
 
+async def test_no_collection_runs_while_the_app_starts_and_they_run_again_once_its_history_is_shown(tmp_path, unfrozen):
+    app = app_with_history(tmp_path, 300)
+    seen: list = []
+    collections: list[bool] = []  # for each collection, whether it ran before the history was frozen
+
+    def counted(phase: str, info: dict) -> None:
+        if phase == "start":
+            collections.append(not gc.get_freeze_count())
+
+    gc.callbacks.append(counted)
+    try:
+        async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+            assert not gc.isenabled()
+            await wait_for(pilot, lambda: "SessionReady" in names(seen))
+            await wait_for(pilot, gc.isenabled, what="collections back on")
+            assert gc.get_freeze_count() > 0  # what start-up made is frozen
+    finally:
+        gc.callbacks.remove(counted)
+    assert not any(collections)
+
+
+async def test_collections_run_again_when_the_app_fails_to_start(tmp_path):
+    from agent_repl.ui.launcher import Launcher, LaunchError
+
+    def prepare(stack):
+        raise LaunchError("settings.json: not valid JSON")
+
+    app = AgentApp(Launcher(tmp_path, prepare), animate=False, warm_client=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: not app.is_running, what="exit")
+    assert app.return_code == 2
+    assert gc.isenabled()
+
+
 def count_reflows(app: AgentApp) -> list[int]:
     """A list that gets an entry each time the screen lays out its widgets."""
     compositor = app.screen._compositor
@@ -98,6 +132,7 @@ async def test_streamed_thinking_lays_out_the_conversation_only_while_it_gains_l
     seen: list = []
     async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
         await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        await wait_for(pilot, lambda: not app.conversation.window_pending, what="the history's window mounted")
         await pilot.pause()
         conversation = app.conversation
         await conversation.apply(ThinkingDelta(text="I look at the files first."))
@@ -116,6 +151,7 @@ async def test_streamed_chunks_do_not_lay_out_the_conversation_each_time(tmp_pat
     seen: list = []
     async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
         await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        await wait_for(pilot, lambda: not app.conversation.window_pending, what="the history's window mounted")
         await pilot.pause()
         conversation = app.conversation
         reflows = count_reflows(app)

@@ -4,11 +4,13 @@ Items for every history entry are kept as data (`HistoryView`); widgets exist on
 newest ~`max_lines` lines (at most `MAX_MOUNTED_ITEMS` items) plus whatever the user scrolled back to. Reaching the top mounts the
 previous batch above (keeping the view still); new content while at the bottom unmounts the
 oldest widgets again, so memory follows what is mounted, not the length of the session.
+A history just loaded mounts what fills the screen first, and the rest of its window once that is drawn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -56,6 +58,9 @@ DEFAULT_MAX_LINES = 400
 # Each mounted widget costs every layout something, however few lines it has.
 MAX_MOUNTED_ITEMS = 80
 SCROLL_BACK_LINES = 400
+# Seconds after a loaded history's first paint before the rest of its window is mounted: the paint
+# reaches the terminal first, and a keypress or a scroll in the meantime is served at once.
+WINDOW_FILL_DELAY = 0.2
 
 
 def make_widget(item: Item) -> ItemWidget:
@@ -99,6 +104,9 @@ class Conversation(VerticalScroll):
         self._stream_view: StreamingAnswerView | None = None
         self._thinking_view: StreamingThinkingView | None = None
         self._loading_older = False
+        self._window_pending = False
+        # How many entries a resume left in the transcript (None: it left none, or no resume).
+        self._earlier_count: int | None = None
         # Reads the entries a resume left in the transcript (shown when the user scrolls up to them).
         self._earlier: Callable[[], Awaitable[list[Message]]] | None = None
         self._shown: tuple[list[Message], ViewMarks | None, dict[str, list[Message]] | None, ToolDisplays | None] | None = None
@@ -126,13 +134,47 @@ class Conversation(VerticalScroll):
         self.marks = marks or ViewMarks()
         self._seen = {m.uuid for m in messages}
         items = self.view.extend(messages)
-        self.first = tail_start(items, self.max_lines * 3 // 4, MAX_MOUNTED_ITEMS * 3 // 4)
-        widgets: list[Widget] = [self._widget_for(item) for item in items[self.first :]]
-        if earlier and self.first == 0:
-            notice = f"{earlier[0]:,} earlier entries, before the compaction this session resumed at: scroll up to show them"
-            widgets.insert(0, NoticeView(NoticeItem(["earlier"], text=notice)))
-        await self.mount_all(widgets)
+        window = tail_start(items, self.max_lines * 3 // 4, MAX_MOUNTED_ITEMS * 3 // 4)
+        # What fills the screen is mounted (and drawn) first; the rest of the window after that.
+        self.first = max(window, tail_start(items, self._screen_lines()))
+        self._earlier_count = earlier[0] if earlier else None
+        await self.mount_all(self._with_earlier_notice([self._widget_for(item) for item in items[self.first :]]))
         self.anchor()
+        self._window_pending = window < self.first
+        if self._window_pending:
+            self.call_after_refresh(self.set_timer, WINDOW_FILL_DELAY, partial(self._mount_window, self.view, window))
+
+    def _screen_lines(self) -> int:
+        """Lines enough to fill the conversation's part of the screen (items may take fewer rows
+        than they count, and more)."""
+        height = self.size.height or self.app.size.height
+        return max(height, 10) * 2
+
+    def _with_earlier_notice(self, widgets: list[Widget]) -> list[Widget]:
+        """`widgets` (mounted from the top of the history when `first` is 0), headed by the note
+        that a resume left earlier entries in the transcript, if it did."""
+        if self._earlier_count is not None and self.first == 0:
+            text = f"{self._earlier_count:,} earlier entries, before the compaction this session resumed at: scroll up to show them"
+            widgets.insert(0, NoticeView(NoticeItem(["earlier"], text=text)))
+        return widgets
+
+    async def _mount_window(self, view: HistoryView, start: int) -> None:
+        """After the first paint of a loaded history, mount the rest of the window above what fills
+        the screen, unless the history changed or older items were mounted meanwhile."""
+        if view is not self.view:
+            return
+        try:
+            if not self._loading_older and start < self.first:
+                self._loading_older = True
+                await self._mount_above(start)
+        finally:
+            self._window_pending = False
+
+    @property
+    def window_pending(self) -> bool:
+        """Whether a history just loaded has more of its window to mount (it is, shortly after its
+        first paint)."""
+        return self._window_pending
 
     async def show_earlier(self) -> None:
         """Read the entries a resume left in the transcript and show the whole history, the entry
@@ -375,27 +417,39 @@ class Conversation(VerticalScroll):
 
     async def mount_older(self, lines: int = SCROLL_BACK_LINES) -> int:
         """Mount the batch of items just above the first mounted one; returns how many."""
+        if self.first == 0:
+            self._loading_older = False
+            return 0
+        start, total = self.first, 0
+        while start > 0 and (total < lines or start == self.first):
+            start -= 1
+            total += self.view.items[start].lines()
+        return await self._mount_above(start)
+
+    async def _mount_above(self, start: int) -> int:
+        """Mount the items from `start` up to the first mounted one; returns how many. While the
+        view follows the bottom it stays there; otherwise the text on screen is kept still."""
         try:
-            if self.first == 0:
-                return 0
-            start, total = self.first, 0
-            while start > 0 and (total < lines or start == self.first):
-                start -= 1
-                total += self.view.items[start].lines()
+            following = self.is_anchored and not self._anchor_released
             anchor_widget = self.widgets.get(self.view.items[self.first].key)
-            widgets = [self._widget_for(item) for item in self.view.items[start : self.first]]
+            widgets: list[Widget] = [self._widget_for(item) for item in self.view.items[start : self.first]]
             self.first = start
-            self.release_anchor()
+            if following:
+                widgets = self._with_earlier_notice(widgets)
+            else:
+                self.release_anchor()
             if anchor_widget is not None and anchor_widget.parent is self:
+                was_at, scroll_y = anchor_widget.virtual_region.y, self.scroll_y
                 await self.mount_all(widgets, before=anchor_widget)
-                self.call_after_refresh(self._keep_still, anchor_widget, self.scroll_y)
+                if not following:
+                    self.call_after_refresh(self._keep_still, anchor_widget, was_at, scroll_y)
             else:
                 await self.mount_all(widgets, before=0)
             return len(widgets)
         finally:
             self._loading_older = False
 
-    def _keep_still(self, anchor_widget: Widget, old_scroll_y: float) -> None:
+    def _keep_still(self, anchor_widget: Widget, was_at: int, old_scroll_y: float) -> None:
         """After mounting above, scroll by what was added so the text on screen does not jump."""
-        offset = anchor_widget.virtual_region.y
+        offset = anchor_widget.virtual_region.y - was_at
         self.scroll_to(y=old_scroll_y + offset, animate=False, immediate=True)
