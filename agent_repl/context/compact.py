@@ -40,6 +40,14 @@ from agent_repl.context.fork import Wire, WireTransform, fork_request
 from agent_repl.context.projector import Pipeline
 from agent_repl.context.records import apply
 from agent_repl.context.rounds import index_of
+from agent_repl.context.session_memory import (
+    KEPT_TAIL_MIN_MESSAGES,
+    extraction_thresholds,
+    has_reply,
+    select_kept_tail,
+    uncovered,
+    uncovered_limit,
+)
 from agent_repl.context.shrink import (
     CompactionError,
     drop_oldest_rounds,
@@ -186,6 +194,22 @@ class Compactor:
                 )
         return outcome
 
+    def due_between_turns(self, session: ContextSession, view: list[Message], tokens: int) -> bool:
+        """At a turn's start, whether to compact from the session's notes now: they cover every entry
+        before the new prompt and the view is past the size the notes wait for (near the threshold).
+        Nothing of the finished turns is then kept verbatim, whereas the threshold reached within
+        the turn keeps every result of the turn so far."""
+        config = self.pipeline.state.config
+        memory = session.memory
+        if not config.autocompact_on or self.disabled or memory is None or memory.extracting:
+            return False
+        if not memory.content or not memory.last_summarized_uuid:
+            return False
+        if tokens < extraction_thresholds(autocompact_threshold(config.effective_window))[0]:
+            return False
+        rest = uncovered(view, memory.last_summarized_uuid)
+        return rest is not None and any(is_typed_prompt(m) for m in rest) and not has_reply(rest)
+
     async def _from_api(
         self,
         session: ContextSession,
@@ -228,16 +252,21 @@ class Compactor:
         content, last = memory.content, memory.last_summarized_uuid
         if not content or not last:
             return None
-        from agent_repl.context.session_memory import select_kept_tail, uncovered_limit
-
         threshold = autocompact_threshold(self.pipeline.state.config.effective_window)
-        covered = next((i for i in range(len(view) - 1, -1, -1) if view[i].uuid == last), None)
-        if covered is None or estimate_messages(view[covered + 1 :], self.pipeline.state) > uncovered_limit(threshold):
+        rest = uncovered(view, last)
+        if rest is None or estimate_messages(rest, self.pipeline.state) > uncovered_limit(threshold):
             return None  # the notes predate this view, or leave too much of it uncovered
 
         maximum = kept_tail_budget(self.pipeline.state)
+        # Notes current up to a new prompt leave nothing of the finished turns to keep verbatim.
+        current = not has_reply(rest)
         start = select_kept_tail(
-            view, last, self.pipeline.state, min_tokens=min(10_000, maximum // 2), max_tokens=maximum
+            view,
+            last,
+            self.pipeline.state,
+            min_tokens=0 if current else min(10_000, maximum // 2),
+            min_messages=1 if current else KEPT_TAIL_MIN_MESSAGES,
+            max_tokens=maximum,
         )
         if start is None:
             return None

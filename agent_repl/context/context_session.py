@@ -32,6 +32,11 @@ class SessionNotes(Protocol):
         """The newest history entry the notes cover."""
         ...
 
+    @property
+    def extracting(self) -> bool:
+        """Whether an update is in flight."""
+        ...
+
     async def wait_for_extraction(self, timeout: float | None = 60.0) -> bool:  # noqa: ASYNC109
         """Wait for an update in flight; True when none is running any more."""
         ...

@@ -26,7 +26,7 @@ from agent_repl.context.fork import fork_request
 from agent_repl.context.rounds import index_of
 from agent_repl.context.state import PipelineState
 from agent_repl.core.api.failures import CUT_OFF_STOP_REASONS
-from agent_repl.core.model.messages import Message, SystemMessage, TextBlock, UserMessage
+from agent_repl.core.model.messages import AssistantMessage, Message, SystemMessage, TextBlock, UserMessage
 from agent_repl.transcript.paths import FILE_MODE, ensure_private_dir
 from agent_repl.transcript.records import SessionMemoryRecord
 
@@ -61,6 +61,17 @@ def uncovered_limit(autocompact_at: int) -> int:
     """The most the messages after the notes may hold for a compaction to use the notes: they are
     kept verbatim, so older notes would leave a view too big to be worth it."""
     return autocompact_at // 4
+
+
+def uncovered(view: list[Message], last_summarized_uuid: str) -> list[Message] | None:
+    """The entries after the last one the notes cover; None when the view no longer holds it."""
+    covered = next((i for i in range(len(view) - 1, -1, -1) if view[i].uuid == last_summarized_uuid), None)
+    return None if covered is None else view[covered + 1 :]
+
+
+def has_reply(entries: list[Message]) -> bool:
+    """Whether a model reply is among `entries` (none: the notes cover every finished turn)."""
+    return any(isinstance(m, AssistantMessage) for m in entries)
 
 
 class MemoryExtractionError(Exception):

@@ -71,6 +71,9 @@ class PeerCompaction:
     def breaker_just_opened(self) -> bool:
         return False
 
+    def due_between_turns(self, session: Session, view: list[Any], tokens: int) -> bool:
+        return False  # a peer compacts at its own threshold only
+
 
 class OneBreakpointClient:
     """`naive`: the request as built, but with a single cache breakpoint that moves with the end

@@ -227,6 +227,14 @@ async def _context_step(
     for event in events:
         yield event
     action = projection.action
+    compactor = session.compactor
+    if (
+        action is None
+        and state.requests == 0
+        and compactor is not None
+        and compactor.due_between_turns(session, projection.view, projection.estimated_tokens)
+    ):
+        action = Compact("auto")
     if isinstance(action, Compact):
         compaction = compact_now(session, action.trigger)
         async for event in compaction:

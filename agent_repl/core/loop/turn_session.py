@@ -41,12 +41,21 @@ class Compaction(Protocol[SessionT_contra]):
     (agent_repl.context.compact.Compactor is one)."""
 
     async def compact(
-        self, session: SessionT_contra, *, trigger: CompactTrigger, instructions: str | None = None, byte_budget: int | None = None
+        self,
+        session: SessionT_contra,
+        *,
+        trigger: CompactTrigger,
+        instructions: str | None = None,
+        byte_budget: int | None = None,
     ) -> CompactionResult:
         """`byte_budget`: after a 413, the most bytes the compaction request and the view after it may hold."""
         ...
 
     def breaker_just_opened(self) -> bool: ...
+
+    def due_between_turns(self, session: SessionT_contra, view: list[Any], tokens: int) -> bool:
+        """At a turn's start (before its first request), whether to compact now although no check asks."""
+        ...
 
 
 class TurnSession(Protocol):
