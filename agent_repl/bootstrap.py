@@ -158,9 +158,12 @@ async def open_session(
     clock: Callable[[], datetime] = utc_now,
     tools: list[Tool] | None = None,
     mcp_extra: Callable[[Path], list[McpConnection]] | None = None,
+    bounds_first: bool = False,
 ) -> Session:
     """`tools` replaces the built-in tools (the replay benchmark passes tools that return recorded output).
-    `mcp_extra`: MCP servers a front end reaches its own way (given the folder for their logs)."""
+    `mcp_extra`: MCP servers a front end reaches its own way (given the folder for their logs).
+    `bounds_first`: projections try upper bounds of the token counts first (`Pipeline.bounds_first`),
+    for a front end that shows no estimate."""
     cwd = cwd.resolve()
     history: list[Message] = []
     owned, lock, notices = _claim(settings.home, cwd, resume)
@@ -214,6 +217,7 @@ async def open_session(
         tools = sorted([*tools, Skill(skills)], key=lambda tool: tool.name)
     pipeline = build_pipeline(settings, cwd, tools, paths.tool_results_dir, deferred, window)
     pipeline.state.clock = clock
+    pipeline.bounds_first = bounds_first
     if resume is not None:
         earlier = resume.loaded.earlier if owned else None
         rebuild_state(pipeline.state, history, resume.loaded.side_records, earlier_replies=earlier.replies if earlier else 0)
@@ -348,11 +352,11 @@ def build_pipeline(
     `window` is the model's as known at start (the table's when not given)."""
     window = window or settings.context_window or model_info(settings.model).context_window
     loaded = [d for d in tool_definitions(tools, deferred, web=settings.web_tools) if not d.get("defer_loading")]
-    fixed = cl100k_tokens(build_system_prompt(cwd, settings.system_prompt, settings.append_system_prompt)) + cl100k_tokens(json.dumps(loaded))
+    fixed = (build_system_prompt(cwd, settings.system_prompt, settings.append_system_prompt), json.dumps(loaded))
     config = PipelineConfig(
         unlimited_tools=frozenset(t.name for t in tools if t.max_result_size_chars is None),
         clearable_tools=frozenset(t.name for t in tools if t.microcompact_clearable),
-        fixed_prompt_cl100k=fixed,
+        fixed_prompt=fixed,
         strategy=settings.context_strategy,
         # The one place that decides whether autocompact may run (the breaker may turn it off later).
         autocompact_on=settings.autocompact and settings.context_strategy == "autocompact",

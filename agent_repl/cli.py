@@ -340,7 +340,8 @@ async def _print_mode(settings: Any, cwd: Path, resume: Any, prompt: str, args: 
     from agent_repl.bootstrap import close_session, open_session
     from agent_repl.print_mode import run_print_mode
 
-    session = await open_session(settings, cwd, resume=resume, ask=None)
+    # Nothing shows the estimate before the API's own count: counting waits until a decision needs it.
+    session = await open_session(settings, cwd, resume=resume, ask=None, bounds_first=True)
     for notice in [*session.notices, *filter(None, [session.sandbox.notice()])]:
         print(f"agent-repl: {notice}", file=sys.stderr)
     try:

@@ -34,8 +34,11 @@ The cost-aware trigger, in base-input units (agent_repl.context.thresholds has t
 
 from __future__ import annotations
 
+import math
+
 from agent_repl.context.attachments import reinjection_budget
 from agent_repl.context.compact import SUMMARY_MAX_TOKENS, kept_tail_budget
+from agent_repl.context.estimate import fixed_prompt_cl100k
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState
 from agent_repl.context.thresholds import (
@@ -68,6 +71,13 @@ class Autocompact(Check):
             return Compact("auto")
         return None
 
+    def quiet_below(self, state: PipelineState) -> float:
+        config = state.config
+        if not config.autocompact_on:
+            return math.inf
+        threshold = autocompact_threshold(config.effective_window)
+        return min(threshold, pays_floor(state)) if config.cost_trigger else threshold
+
 
 def summary_output_estimate(tokens: int, state: PipelineState) -> int:
     """The output tokens the next summary is expected to take."""
@@ -82,18 +92,36 @@ def after_estimate(summary: int, state: PipelineState) -> int:
     last = state.compaction.last
     if last is not None and last.after_tokens is not None:
         return last.after_tokens
+    return _fixed(state) + _put_back(summary, state)
+
+
+def _put_back(summary: int, state: PipelineState) -> int:
+    """What a compaction leaves besides the system prompt and tools: the summary and the budgets
+    of what it puts back."""
     config = state.config
     # What is put back is what was read and typed lately, which does not grow with the window: past
     # a 200K window its budgets are caps far above it (at 1M the replay benchmark's first
     # compactions put back 26-35K tokens besides the system prompt and the summary, not 108K).
     effective = min(config.effective_window, REFERENCE_EFFECTIVE_WINDOW)
     return (
-        _fixed(state)
-        + summary
+        summary
         + kept_tail_budget(state)
         + reinjection_budget(effective, config.reinject_share)
         + user_messages_budget(effective, config.user_messages_share)
     )
+
+
+def pays_floor(state: PipelineState) -> float:
+    """A token count under which `_pays` is False whatever the texts count: a compaction pays only
+    on more tokens than it leaves (`compaction_pays`), and `after_estimate` is never below this
+    (its system prompt and tools count at least 0, its summary at least the estimate's floor)."""
+    last = state.compaction.last
+    if last is not None and last.after_tokens is None:
+        return math.inf
+    if last is not None and last.after_tokens is not None:
+        return last.after_tokens
+    summary = last.summary_output_tokens if last is not None and last.summary_output_tokens else SUMMARY_OUTPUT_ESTIMATE
+    return _put_back(summary, state)
 
 
 def growth_per_request(tokens: int, state: PipelineState) -> float:
@@ -105,7 +133,7 @@ def growth_per_request(tokens: int, state: PipelineState) -> float:
 
 
 def _fixed(state: PipelineState) -> int:
-    return round(state.config.fixed_prompt_cl100k * state.tokens.ratio)
+    return round(fixed_prompt_cl100k(state) * state.tokens.ratio)
 
 
 def cache_write_multiplier(state: PipelineState) -> float:

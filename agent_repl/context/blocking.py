@@ -31,3 +31,6 @@ class BlockingLimit(Check):
         if not is_at_blocking_limit(tokens, config.effective_window):
             return None
         return Block(blocking_message(tokens, blocking_limit(config.effective_window)))
+
+    def quiet_below(self, state: PipelineState) -> float:
+        return blocking_limit(state.config.effective_window)

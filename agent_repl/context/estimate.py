@@ -38,9 +38,14 @@ def estimate_message(message: Message, state: PipelineState) -> int:
     return estimate_messages([message], state)
 
 
+def fixed_prompt_cl100k(state: PipelineState) -> int:
+    """cl100k tokens of the system prompt and the tool definitions."""
+    return sum(state.facts.text_tokens(text) for text in state.config.fixed_prompt)
+
+
 def estimate_request(view: list[Message], state: PipelineState) -> int:
     """The whole request as the API will count it: system and tools plus the view."""
-    return round(state.config.fixed_prompt_cl100k * state.tokens.ratio) + estimate_messages(view, state)
+    return round(fixed_prompt_cl100k(state) * state.tokens.ratio) + estimate_messages(view, state)
 
 
 def last_usage_index(view: list[Message], state: PipelineState) -> int | None:

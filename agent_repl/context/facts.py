@@ -29,7 +29,7 @@ from agent_repl.core.model.messages import (
     UserMessage,
     wire_block,
 )
-from agent_repl.core.model.tokens import cl100k_tokens
+from agent_repl.core.model.tokens import cl100k_tokens, cl100k_upper_bound
 
 
 @dataclass(slots=True)
@@ -133,7 +133,11 @@ def compute_facts(message: Message, count: Callable[[str], int]) -> EntryFacts:
 
 
 class FactCache:
-    def __init__(self) -> None:
+    """`count`: how a text's cl100k tokens are counted (exactly, unless a projection is trying
+    upper bounds first: agent_repl.context.projector)."""
+
+    def __init__(self, count: Callable[[str], int] = cl100k_tokens) -> None:
+        self._count = count
         self._entries: dict[int, tuple[Message, EntryFacts]] = {}
         self._texts: dict[str, int] = {}
         # tool_use_id -> tool name of every call seen; ids are unique, so this never goes stale.
@@ -144,9 +148,14 @@ class FactCache:
     def text_tokens(self, text: str) -> int:
         cached = self._texts.get(text)
         if cached is None:
-            cached = cl100k_tokens(text)
+            cached = self._count(text)
             self._texts[text] = cached
         return cached
+
+    def upper_bound(self, text: str) -> int:
+        """The exact count when this cache knows it, else one never below it (no encoder needed)."""
+        cached = self._texts.get(text)
+        return cl100k_upper_bound(text) if cached is None else cached
 
     def get(self, message: Message) -> EntryFacts:
         hit = self._entries.get(id(message))

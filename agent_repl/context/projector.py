@@ -13,7 +13,9 @@ each stage react to it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
+from dataclasses import fields, replace
 from typing import Any
 
 from agent_repl.context.boundary import is_refused
@@ -26,6 +28,7 @@ from agent_repl.context.estimate import (
     text_cl100k,
     token_count_with_estimation,
 )
+from agent_repl.context.facts import FactCache
 from agent_repl.context.microcompact import clearable_results
 from agent_repl.context.normalize import normalize_drafts, resolve_tool_references
 from agent_repl.context.records import apply
@@ -36,6 +39,7 @@ from agent_repl.context.thinking import leave_out_stale_thinking, recorded_prefi
 from agent_repl.core.api.deferred_tools import boundary_loaded_tools
 from agent_repl.core.loop.projection import Action, Projection, StageReport
 from agent_repl.core.model.messages import Message, SystemMessage, Usage, UserMessage
+from agent_repl.core.model.tokens import encoder_loaded
 from agent_repl.transcript.records import RewindRecord, TokenRatioRecord
 
 MIN_DELTA_FOR_RATIO = 1_000
@@ -48,6 +52,10 @@ class Pipeline:
     def __init__(self, stages: list[Stage | Check] | None = None, state: PipelineState | None = None) -> None:
         self.stages: list[Stage | Check] = list(stages or [])
         self.state = state or PipelineState()
+        # Whether a live projection tries upper bounds of the counts before loading the encoder
+        # (`_project_with_bounds`): for runs whose estimate nobody reads before the API's own
+        # count comes back (print mode); off where a screen shows it.
+        self.bounds_first = False
         self._pending_delta: tuple[int, int] | None = None
         # Records `observe_response` applied that the caller has not written yet (`take_records`).
         self._unwritten: list[Any] = []
@@ -94,13 +102,47 @@ class Pipeline:
         them) and its effects run. A dry run is `preview`."""
         if dry_run:
             return self.preview(history)
-        projection, effects = self._run(history, self.state)
-        for effect in effects:
-            effect()
-        self.state.tokens.pending_estimate = projection.estimated_tokens
-        self._pending_delta = self._delta_since_usage(projection.view)
+        projection = self._project_with_bounds(history) if self.bounds_first and not encoder_loaded() else None
+        if projection is None:
+            projection, effects = self._run(history, self.state)
+            for effect in effects:
+                effect()
+            self.state.tokens.pending_estimate = projection.estimated_tokens
+            self._pending_delta = self._delta_since_usage(projection.view, self.state)
         self.state.facts.forget_all_but(projection.view)
         self._last_view, self._projected_length = projection.view, len(history)
+        return projection
+
+    def _project_with_bounds(self, history: list[Message]) -> Projection | None:
+        """The projection counted with upper bounds (`FactCache.upper_bound`, no encoder to load)
+        when they cannot change a decision, else None (the caller counts exactly).
+
+        Trusted only when, on a copy of the state, no stage decided anything (no record, history
+        entry or effect) and no check acted, with the bounded estimate under every check's
+        `quiet_below`: each stage acts only once a count reaches a threshold, so with exact counts,
+        which are never higher, none would act either. Server-side clears pick their batch by the
+        sizes themselves, so they always count exactly; so does a request whose new entries could
+        teach the ratio (`MIN_DELTA_FOR_RATIO`). Its estimate, an upper bound, is no sample of the
+        estimate's error."""
+        if self.state.config.server_clear:
+            return None
+        exact = self.state.facts
+        trial = replace(self.state.copy(), facts=FactCache(count=exact.upper_bound))
+        projection, effects = self._run(history, trial)
+        if effects or projection.records or projection.new_messages or projection.action is not None:
+            return None
+        quiet = min((c.quiet_below(trial) for c in self.stages if isinstance(c, Check)), default=math.inf)
+        if projection.estimated_tokens >= quiet:
+            return None
+        delta = self._delta_since_usage(projection.view, trial)
+        if delta is not None and delta[1] >= MIN_DELTA_FOR_RATIO:
+            return None
+        # What the run changed outside records (derived per projection), as the exact run would have.
+        for name in (f.name for f in fields(trial) if f.name not in ("facts", "scratch")):
+            setattr(self.state, name, getattr(trial, name))
+        self.state.scratch.clear()
+        self.state.tokens.pending_estimate = None
+        self._pending_delta = None
         return projection
 
     def next_request_tokens(self, history: list[Message]) -> int | None:
@@ -231,22 +273,22 @@ class Pipeline:
         records, self._unwritten = self._unwritten, []
         return records
 
-    def _delta_since_usage(self, view: list[Message]) -> tuple[int, int] | None:
+    def _delta_since_usage(self, view: list[Message], state: PipelineState) -> tuple[int, int] | None:
         """(tokens the last usage already counted, cl100k tokens of what came after it), cache-deleted
         results left out; None before the first usage."""
-        index = last_usage_index(view, self.state)
-        usage = self.state.tokens.last_usage
+        index = last_usage_index(view, state)
+        usage = state.tokens.last_usage
         if index is None or usage is None:
             return None
-        deleted = self.state.microcompact.deleted
+        deleted = state.microcompact.deleted
         total = 0
         for message in view[index + 1 :]:
-            total += message_cl100k(message, self.state)[0]
+            total += message_cl100k(message, state)[0]
             if deleted and isinstance(message, UserMessage):
                 for block in message.tool_results():
                     if block.tool_use_id in deleted:
-                        total -= text_cl100k(block.text(), self.state)
-        return usage.context_tokens() - freed_since_usage(self.state), total
+                        total -= text_cl100k(block.text(), state)
+        return usage.context_tokens() - freed_since_usage(state), total
 
     def observe_response(
         self, usage: Usage, *, anchor_uuid: str, context_management: dict[str, Any] | None = None

@@ -64,3 +64,9 @@ class Check:
 
     def check(self, tokens: int, state: PipelineState) -> Action | None:
         raise NotImplementedError
+
+    def quiet_below(self, state: PipelineState) -> float:
+        """A token count under which `check` returns None whatever the texts of the view count
+        (the projector trusts upper bounds of the counts only under every check's); 0 to never
+        say."""
+        return 0

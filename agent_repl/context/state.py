@@ -114,9 +114,10 @@ class PipelineConfig:
     autocompact_on: bool = False
     context_window: int = 200_000
     effective_window: int = 180_000
-    # cl100k tokens of the system prompt and tool definitions (the usage covers them after the
-    # first response; before it, estimates add them).
-    fixed_prompt_cl100k: int = 0
+    # The system prompt and the tool definitions' JSON, counted through the fact cache when an
+    # estimate needs them (the usage covers them after the first response; before it, estimates
+    # add them).
+    fixed_prompt: tuple[str, ...] = ()
     # Tools sent with `defer_loading` (MCP tools over their share of the window).
     deferred_tools: frozenset[str] = frozenset()
     # Main thread only: a sub-agent or a compaction request must not touch the cached registry.

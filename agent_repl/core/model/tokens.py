@@ -37,6 +37,21 @@ def cl100k_tokens(text: str) -> int:
     return len(_encoding().encode(text, disallowed_special=()))
 
 
+def cl100k_upper_bound(text: str) -> int:
+    """At least `cl100k_tokens(text)`, without the encoder: the length of the text in UTF-8.
+
+    The encoder splits the text's UTF-8 bytes into tokens that cover them exactly, every token
+    at least one byte (each of cl100k's ranks is a non-empty byte string, and with no special
+    token allowed `<|endoftext|>` and its kind are read as plain text), so there are never more
+    tokens than bytes."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def encoder_loaded() -> bool:
+    """Whether this process has loaded the cl100k encoder (an exact count then costs little)."""
+    return _encoding.cache_info().currsize > 0
+
+
 def estimate_tokens(text: str, ratio: float = DEFAULT_CLAUDE_RATIO) -> int:
     return round(cl100k_tokens(text) * ratio)
 
