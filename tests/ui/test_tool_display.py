@@ -76,3 +76,49 @@ def test_the_inline_renderer_uses_the_displays_it_was_given():
     message = tool_result("r", "t1", "updated", structured={"oldTodos": [], "newTodos": []})
     renderer.render(ToolResultEvent(tool_use_id="t1", name="TodoWrite", is_error=False, summary="", message=message))
     assert out.getvalue().splitlines()[:2] == ["● TodoWrite(0 items)", "  ⎿ 0 todos, 0 done"]
+
+
+def _plain(renderable: Any) -> str:
+    console = Console(file=StringIO(), width=100, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+async def test_a_collapsed_block_draws_its_body_when_first_opened(monkeypatch):
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    from agent_repl.ui.history_view import CompactItem
+    from agent_repl.ui.widgets.compact_divider import CompactDivider
+    from agent_repl.ui.widgets.tool_block import ToolBlock
+
+    drawn: list[str] = []
+    real_body = tool_render.body
+
+    def counted_body(call: tool_render.ToolCall) -> Any:
+        drawn.append(call.name)
+        return real_body(call)
+
+    monkeypatch.setattr(tool_render, "body", counted_body)
+    bash = _call(BUILTIN, "Bash", {"command": "ls"}, "alpha.txt\nbeta.txt")
+    summary = CompactItem(["b1"], summary="## Summary\nWe read the build log.")
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ToolBlock(bash)
+            yield CompactDivider(summary)
+
+    async with Host().run_test(size=(80, 24)) as pilot:
+        block, divider = pilot.app.query_one(ToolBlock), pilot.app.query_one(CompactDivider)
+        assert block.collapsed and divider.collapsed
+        assert drawn == []  # nothing drawn for what is not shown
+        block.collapsed = False
+        divider.collapsed = False
+        await pilot.pause()
+        assert drawn == ["Bash"]
+        assert "beta.txt" in _plain(block.query_one(".tool-body", Static).content)
+        assert "We read the build log." in _plain(divider.query_one(".compact-summary", Static).content)
+        block.collapsed = True
+        block.collapsed = False
+        await pilot.pause()
+        assert drawn == ["Bash"]  # drawn once, not at each opening

@@ -17,12 +17,20 @@ class CompactDivider(Collapsible):
     def __init__(self, item: CompactItem) -> None:
         self.item = item
         self.mark: str | None = None
-        self._summary_view = Static(_summary(item), classes="compact-summary")
+        # The summary is drawn when the divider is first opened, and again when it changes.
+        self._summary_stale = True
+        self._summary_view = Static("", classes="compact-summary")
         super().__init__(self._summary_view, title=self._title_text(), collapsed=True, classes="compact")
+
+    def watch_collapsed(self, collapsed: bool) -> None:
+        if not collapsed and self._summary_stale:
+            self.refresh_item()
 
     def refresh_item(self) -> None:
         """The summary record came after the boundary (it always does live): show it."""
-        self._summary_view.update(_summary(self.item))
+        self._summary_stale = self.collapsed
+        if not self._summary_stale:
+            self._summary_view.update(_summary(self.item))
 
     def _title_text(self) -> str:
         item = self.item

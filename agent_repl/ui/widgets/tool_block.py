@@ -26,6 +26,8 @@ class ToolBlock(Collapsible):
     def __init__(self, item: ToolItem) -> None:
         self.item = item
         self.mark: str | None = None
+        # The body is drawn when the block is open: a collapsed one draws it when first opened.
+        self._body_stale = True
         self._body_view = Static(classes="tool-body")
         self._persisted_view = Static(classes="tool-persisted")
         super().__init__(
@@ -51,9 +53,15 @@ class ToolBlock(Collapsible):
         # As in __init__: the title reactive is annotated str, and a rich Text is what its label takes.
         self.title = self._title_text()  # type: ignore[assignment]
 
+    def watch_collapsed(self, collapsed: bool) -> None:
+        if not collapsed and self._body_stale:
+            self._fill()
+
     def _fill(self) -> None:
         item = self.item
-        self._body_view.update(tool_render.body(item.call))
+        self._body_stale = self.collapsed
+        if not self._body_stale:
+            self._body_view.update(tool_render.body(item.call))
         if item.persisted_path:
             note = Text("full output: ", style="bold")
             note.append(tool_render.one_line(item.persisted_path, 200))
