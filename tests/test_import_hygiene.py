@@ -41,3 +41,18 @@ def test_import_linter_contracts_hold():
     lint_imports = Path(sys.executable).with_name("lint-imports")
     done = subprocess.run([str(lint_imports)], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Loaded only when they are used: the API client's SDK for a request, the MCP SDK for a configured
+# server, YAML for a command, skill or agent file with front matter.
+NOT_BEFORE_THEY_ARE_USED = ("anthropic", "mcp", "yaml")
+
+
+def test_starting_the_app_or_a_session_loads_no_library_it_does_not_use_yet():
+    code = (
+        "import sys, agent_repl.cli, agent_repl.ui.app, agent_repl.bootstrap\n"
+        f"print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in {NOT_BEFORE_THEY_ARE_USED!r})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import yaml
-
 DEFAULT_AGENT_TYPE = "general-purpose"
 # The tools a sub-agent gets unless its definition or the settings name others: it looks, it does not touch.
 READ_ONLY_TOOLS = ("Glob", "Grep", "Read")
@@ -97,6 +95,8 @@ def parse_definition(text: str, *, source: str, scope: Scope) -> AgentDefinition
     match = _FRONT_MATTER.match(text.lstrip("\ufeff"))
     if match is None:
         raise ValueError("no front matter: the file must start with a --- line, the fields, and another --- line")
+    import yaml  # here, not at import: most sessions define no agents
+
     try:
         data = yaml.safe_load(match.group(1))
     except yaml.YAMLError as exc:

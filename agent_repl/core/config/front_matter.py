@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n?---[ \t]*(?:\r?\n|\Z)(.*)\Z", re.DOTALL)
 _PLAIN_LINE = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)[ \t]*:[ \t]*(.*)$")
 
@@ -37,6 +35,8 @@ def split_front_matter(text: str, *, required: bool = False) -> tuple[dict[str, 
             raise FrontMatterError("no front matter: the file must start with a --- line, the fields, and another --- line")
         return {}, text
     block, body = match.group(1), match.group(2)
+    import yaml  # here, not at import: most sessions have no such file to read
+
     try:
         data = yaml.safe_load(block) if block.strip() else {}
     except yaml.YAMLError as exc:
