@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 from rich.markdown import Markdown
-from textual.widgets import Collapsible, Static
 
 from agent_repl.core.model.visible import show_controls
 from agent_repl.ui.history_view import CompactItem
+from agent_repl.ui.widgets.fresh_size import FreshCollapsible, FreshStatic
 
 
 def _summary(item: CompactItem) -> Markdown:
     return Markdown(show_controls(item.summary) if item.summary is not None else "_(no summary recorded)_")
 
 
-class CompactDivider(Collapsible):
+class CompactDivider(FreshCollapsible):
     def __init__(self, item: CompactItem) -> None:
         self.item = item
         self.mark: str | None = None
         # The summary is drawn when the divider is first opened, and again when it changes.
         self._summary_stale = True
-        self._summary_view = Static("", classes="compact-summary")
+        self._summary_view = FreshStatic("", classes="compact-summary")
         super().__init__(self._summary_view, title=self._title_text(), collapsed=True, classes="compact")
 
     def watch_collapsed(self, collapsed: bool) -> None:

@@ -19,6 +19,7 @@ from agent_repl.ui.history_view import (
     UserItem,
 )
 from agent_repl.ui.tool_render import terminal_output
+from agent_repl.ui.widgets.fresh_size import FreshStatic
 
 MARK_LABELS = {
     "snipped": "✂ snipped from the model's view",
@@ -142,7 +143,7 @@ class NoticeView(Static):
         self.set_class(mark in ("snipped", "rewound"), "-snipped")
 
 
-class LocalCommandView(Static):
+class LocalCommandView(FreshStatic):
     """A slash command of a Claude Code session, `/name args` on the border, its output inside."""
 
     def __init__(self, item: CommandItem) -> None:

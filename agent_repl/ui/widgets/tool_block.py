@@ -6,16 +6,16 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Collapsible, Static
 
 from agent_repl.core.model.messages import AssistantMessage, UserMessage
 from agent_repl.ui import tool_render
 from agent_repl.ui.history_view import ToolItem
+from agent_repl.ui.widgets.fresh_size import FreshCollapsible, FreshStatic
 
 MARK_LABELS = {"snipped": "✂ snipped", "collapsed": "⊟ collapsed", "rewound": "↶ rewound"}
 
 
-class ToolBlock(Collapsible):
+class ToolBlock(FreshCollapsible):
     BINDINGS = [Binding("o", "open_output", "open full output", show=False)]
 
     class OpenOutput(Message):
@@ -28,8 +28,8 @@ class ToolBlock(Collapsible):
         self.mark: str | None = None
         # The body is drawn when the block is open: a collapsed one draws it when first opened.
         self._body_stale = True
-        self._body_view = Static(classes="tool-body")
-        self._persisted_view = Static(classes="tool-persisted")
+        self._body_view = FreshStatic(classes="tool-body")
+        self._persisted_view = FreshStatic(classes="tool-persisted")
         super().__init__(
             self._body_view,
             self._persisted_view,
