@@ -152,6 +152,26 @@ def entry_units(entry: RequestLog, spec: ModelSpec) -> float:
     return cost_units(totals, spec)
 
 
+PARTS = ("written", "read", "uncached", "output")
+
+
+def main_parts(log: list[RequestLog], spec: ModelSpec) -> dict[str, float]:
+    """The main requests' cost in units, by what it pays for: cache writes, cache reads, uncached
+    input and output."""
+    parts = dict.fromkeys(PARTS, 0.0)
+    for entry in log:
+        if entry.kind != "main":
+            continue
+        usage = entry.usage or {}
+        written = int(usage.get("cache_creation_input_tokens") or 0)
+        one_hour = int((usage.get("cache_creation") or {}).get("ephemeral_1h_input_tokens") or 0)
+        parts["written"] += spec.cache_write_5m_multiplier * (written - one_hour) + spec.cache_write_1h_multiplier * one_hour
+        parts["read"] += spec.cache_read_multiplier * int(usage.get("cache_read_input_tokens") or 0)
+        parts["uncached"] += int(usage.get("input_tokens") or 0)
+        parts["output"] += spec.output_usd_per_mtok / spec.input_usd_per_mtok * entry.output_tokens
+    return parts
+
+
 def cost_by_kind(log: list[RequestLog], spec: ModelSpec) -> dict[str, float]:
     costs: dict[str, float] = {}
     for entry in log:

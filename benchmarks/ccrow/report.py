@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.ccrow.measure import MEASURES, Compaction, share
+from benchmarks.ccrow.measure import MEASURES, PARTS, Compaction, share
 from benchmarks.ccrow.runners import RowResult
 
 COST_TARGET = 0.8
@@ -144,13 +144,16 @@ def levers(results: list[RowResult], condition: str) -> list[str]:
 
 def drivers(results: list[RowResult], condition: str) -> list[str]:
     """What the cost is made of, per session and agent: the first request, the tokens of the tool
-    results (the same calls for both, their output as each agent's tools shape it), and the cost
-    of main, summary and memory requests."""
+    results (the same calls for both, their output as each agent's tools shape it), the cost of
+    main, summary and memory requests, and what the main requests' cost pays for."""
     lines = [
         f"### Where the cost differs ({condition} summaries)",
         "",
-        "| window | session | agent | first request | tool output | main / summary / memory cost (K units) |",
-        "|---|---|---|---:|---:|---|",
+        "Main requests' cost by what it pays for: cache writes (1.25x), cache reads (0.1x), uncached input, output (5x).",
+        "",
+        "| window | session | agent | first request | tool output | main / summary / memory cost (K units) | "
+        "main: written / read / uncached / output (K units) |",
+        "|---|---|---|---:|---:|---|---|",
     ]
     for result in sorted(results, key=lambda r: (-r.window, r.session, r.agent)):
         if result.condition != condition or result.agent not in ("claude-code", "agent-repl"):
@@ -158,9 +161,10 @@ def drivers(results: list[RowResult], condition: str) -> list[str]:
         split = " / ".join(
             f"{result.cost_by_kind.get(k, 0.0) / 1000:,.0f}" for k in ("main", "summary", "memory")
         )
+        parts = " / ".join(f"{result.main_parts.get(k, 0.0) / 1000:,.0f}" for k in PARTS) if result.main_parts else "n/a"
         lines.append(
             f"| {_k(result.window)} | {result.session} | {result.agent} | {_k(result.first_context)} | "
-            f"{_k(result.tool_output)} | {split} |"
+            f"{_k(result.tool_output)} | {split} | {parts} |"
         )
     return [*lines, ""]
 

@@ -31,7 +31,15 @@ from agent_repl.emulator.policies.summary import Summarizer
 from agent_repl.emulator.recording import RecordLimit
 from agent_repl.emulator.server import EmulatorServer
 from benchmarks.ccrow.levers import DEFAULTS, Lever
-from benchmarks.ccrow.measure import Compaction, CompactionWatch, Progress, RowEngine, cost_by_kind, kinds
+from benchmarks.ccrow.measure import (
+    Compaction,
+    CompactionWatch,
+    Progress,
+    RowEngine,
+    cost_by_kind,
+    kinds,
+    main_parts,
+)
 from benchmarks.ccrow.policy import Client, RowPolicy, classify
 from benchmarks.ccrow.sessions import Session
 from benchmarks.replay.metrics import cost_units
@@ -55,6 +63,8 @@ class RowResult:
     rewrites: int = 0
     first_context: int = 0
     tool_output: int = 0  # tokens of the tool results, each counted once
+    # The main requests' cost in units: cache writes, cache reads, uncached input, output.
+    main_parts: dict[str, float] = field(default_factory=dict)
     # The agent's own count: compact boundaries in its transcript (Claude Code) or its session.
     own_compactions: int | None = None
     turns_done: int = 0
@@ -116,6 +126,7 @@ class Bench:
             rewrites=self.watch.rewrites,
             first_context=self.watch.first,
             tool_output=sum(self.watch.tool_output.values()),
+            main_parts=main_parts(self.engine.log, spec),
             turns=len(self.session.turns),
             wall_seconds=time.perf_counter() - started,
         )

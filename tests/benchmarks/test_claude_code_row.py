@@ -314,3 +314,18 @@ def test_each_tool_result_is_counted_once(tmp_path: Path) -> None:
     watch.results(body(*grown), lambda block: 1_000)  # the same result sent again (a retry, a rewrite)
     watch.results(body(*grown[:1]), lambda block: 1_000)  # a prompt: no results
     assert watch.tool_output == {"toolu_1": len("1\tclass A:")}
+
+
+def test_the_main_requests_cost_is_split_into_writes_reads_uncached_and_output() -> None:
+    from benchmarks.ccrow.measure import entry_units, main_parts
+    from benchmarks.replay.meter import RequestLog
+
+    spec = default_model_table()["claude-sonnet-5-5"]
+    usage = {"input_tokens": 10, "cache_creation_input_tokens": 1_000, "cache_read_input_tokens": 20_000}
+    log = [
+        RequestLog(0, "main", 0.0, None, 21_010, False, usage, output_tokens=100),
+        RequestLog(1, "memory", 1.0, 1.0, 21_010, False, usage, output_tokens=4_000),
+    ]
+    parts = main_parts(log, spec)
+    assert parts == {"written": 1_250.0, "read": 2_000.0, "uncached": 10.0, "output": 500.0}
+    assert sum(parts.values()) == pytest.approx(entry_units(log[0], spec))
