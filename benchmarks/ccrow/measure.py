@@ -6,7 +6,7 @@ whatever wrote its summary (a summary request, the API's compaction, session mem
 rewrites (thinking dropped, a reminder moved) are counted apart. At each compaction: the context
 the last main request before it sent, the context the first one after it sent, and what that
 first request still holds verbatim (its system prompt and messages): the typed prompts sent so
-far, the module paths read so far, the todo items, the needle facts planted so far.
+far, the module paths earlier requests' tool calls read, the todo items, the needle facts planted so far.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_repl.emulator.blocks import digest, strip_bookkeeping
+from agent_repl.emulator.blocks import content_blocks, digest, strip_bookkeeping
 from agent_repl.emulator.models import ModelSpec
 from benchmarks.ccrow.policy import Client, Kind, classify
 from benchmarks.ccrow.sessions import Session
@@ -62,12 +62,28 @@ def request_view(body: dict[str, Any]) -> str:
     return view_text([body.get("system") or [], body.get("messages") or []])
 
 
-def kept_after(session: Session, sent: int, view: str) -> dict[str, tuple[int, int]]:
-    """What the view holds of what the session said and touched in its first `sent` turns."""
+def read_paths(body: dict[str, Any]) -> set[str]:
+    """The `file_path` of every tool call the request's messages hold."""
+    return {
+        str(block["input"]["file_path"])
+        for message in body.get("messages") or []
+        if isinstance(message, dict) and message.get("role") == "assistant"
+        for block in content_blocks(message.get("content"))
+        if block.get("type") == "tool_use" and isinstance(block.get("input"), dict) and "file_path" in block["input"]
+    }
+
+
+def kept_after(
+    session: Session, sent: int, view: str, read: set[str] | None = None
+) -> dict[str, tuple[int, int]]:
+    """What the view holds of what the session said and touched in its first `sent` turns. Paths:
+    the modules read so far (`read`: the paths earlier requests' tool calls named; None: every
+    module of those turns, read or not)."""
     planted = [n for n, turn in zip(session.needles, NEEDLE_TURNS, strict=False) if turn <= sent]
+    paths = [p for p in session.paths[:sent] if read is None or p in read]
     return {
         "users": retention(session.prompts[:sent], view),
-        "paths": retention(session.paths[:sent], view),
+        "paths": retention(paths, view),
         "todos": retention(session.todos if sent else (), view),
         "needles": retention(planted, view),
     }
@@ -83,6 +99,7 @@ class CompactionWatch:
     # Tokens of each tool result, counted once, the first time a main request sends it: the output
     # of the same calls, as each agent's tools shape it.
     tool_output: dict[str, int] = field(default_factory=dict)
+    read: set[str] = field(default_factory=set)  # paths the tool calls of main requests so far named
     _previous: list[bytes] | None = None
     _previous_tokens: int = 0
 
@@ -103,9 +120,10 @@ class CompactionWatch:
         elif not extends(self._previous, digests) and tokens > SHRINK * self._previous_tokens:
             self.rewrites += 1
         elif not extends(self._previous, digests):
-            kept = kept_after(self.session, self.progress.sent, request_view(body))
+            kept = kept_after(self.session, self.progress.sent, request_view(body), self.read)
             self.compactions.append(Compaction(self._previous_tokens, tokens, kept))
         self._previous, self._previous_tokens = digests, tokens
+        self.read |= read_paths(body)
 
 
 class RowEngine(MeteredEngine):

@@ -125,7 +125,8 @@ def levers(results: list[RowResult], condition: str) -> list[str]:
     lines = [
         f"### Levers ({condition} summaries; agent-repl with one thing changed, not product settings)",
         "",
-        "`no session memory`: no session-memory requests. `benchmarks/ccrow/levers.py`.",
+        "`no session memory`: no session-memory requests; `no files put back`: a compaction puts back no "
+        "file's content (paths still listed). `benchmarks/ccrow/levers.py`.",
         "",
         "| window | session | agent | cost (K units) | vs CC | compactions | kept: users / paths / todos / needles |",
         "|---|---|---|---:|---:|---:|---|",
@@ -270,7 +271,7 @@ def render(
         "of one uncached input token at claude-sonnet-5-5 prices (cache writes 1.25x, reads 0.1x, output 5x),",
         "summaries included. Context sizes are the prompt of the last main request before each compaction and of",
         "the first after it. Kept: the share, over every compaction, of what the first request after it still",
-        "holds verbatim (typed prompts sent so far, module paths read so far, todo items, needle facts).",
+        "holds verbatim (typed prompts sent so far, module paths read before it, todo items, needle facts).",
         "Windows: Claude Code gets `--autocompact N` (its flag for the window it compacts in), agent-repl",
         "`context_window` N, and the emulator refuses any prompt over N (an overflow).",
         "Summaries: " + "; ".join(f"{c}: {s}" for c, s in sources.items()) + ".",

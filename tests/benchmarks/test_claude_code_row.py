@@ -329,3 +329,17 @@ def test_the_main_requests_cost_is_split_into_writes_reads_uncached_and_output()
     parts = main_parts(log, spec)
     assert parts == {"written": 1_250.0, "read": 2_000.0, "uncached": 10.0, "output": 500.0}
     assert sum(parts.values()) == pytest.approx(entry_units(log[0], spec))
+
+
+def test_paths_kept_count_only_modules_a_request_before_the_compaction_read(tmp_path: Path) -> None:
+    session = build_session(tiny_plan(), tiny_tree(tmp_path))
+    watch = CompactionWatch(session, Progress(sent=2))
+    read_first = {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": session.paths[0]}}],
+    }
+    grown = [user(text(session.prompts[0])), read_first, user(result("toolu_1", "1\tx = 1"))]
+    watch.main(body(*grown), 50_000)
+    # Compacted as the second turn starts: its module is not read yet, so it cannot be kept.
+    watch.main(body(user(text(f"Summary: read {session.paths[0]}. {session.prompts[1]}"))), 12_000)
+    assert watch.compactions[0].kept["paths"] == (1, 1)
