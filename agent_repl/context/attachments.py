@@ -3,8 +3,10 @@ and edited files, the todo list and the approved plan.
 
 A summary loses the exact text of files the model was working on, the project instructions that
 opened the session and the state of its plan, so they are re-injected as meta messages: up to 5
-recently read or edited files, 5K tokens each and 50K in all, read from disk as they are now; the
-todo list and the last approved plan in full. They are history entries like any other, so a
+files, 5K tokens each and 50K in all, read from disk as they are now (those edited or written, and
+those read in the latest turn when the kept tail does not hold its prompt; a file only read in an
+earlier turn is one Read away, and its path is listed); the todo list and the last approved plan in
+full. They are history entries like any other, so a
 resume re-sends the recorded text, never a fresh read.
 
 Only a file whose Read, Edit or Write was allowed and succeeded is read again, and only if Read
@@ -114,20 +116,48 @@ def files_in(messages: list[Message]) -> list[str]:
     return _read_paths_newest_first(messages, succeeded_calls(messages))
 
 
+def _is_typed_prompt(message: Message) -> bool:
+    return (
+        isinstance(message, UserMessage)
+        and not message.is_meta
+        and not message.is_compact_summary
+        and not message.is_tool_result()
+    )
+
+
+def worked_on(summarized: list[Message], kept: list[Message], succeeded: set[str]) -> set[str]:
+    """The files of `summarized` worth their content after the compaction: those edited or written,
+    and those read in the latest turn unless the kept tail starts it (a compaction at a turn's start
+    keeps the new prompt). A file only read in an earlier, finished turn is left to the summary and
+    the list of paths: it is one Read away."""
+    changed = {
+        str(use.input.get("file_path"))
+        for message in summarized
+        if isinstance(message, AssistantMessage)
+        for use in message.tool_uses()
+        if use.name in ("Edit", "Write") and use.id in succeeded
+    }
+    if any(_is_typed_prompt(m) for m in kept):
+        return changed
+    start = next((i for i in range(len(summarized) - 1, -1, -1) if _is_typed_prompt(summarized[i])), 0)
+    return changed | set(_read_paths_newest_first(summarized[start:], succeeded))
+
+
 def recently_read_files(
     summarized: list[Message], kept: list[Message], state: PipelineState, policy: PermissionPolicy
 ) -> list[ReinjectedFile]:
-    """The files read or edited before the compaction point, newest first, within budget: only
-    those whose call succeeded, and which `policy` lets Read read now without asking."""
+    """The files `worked_on` before the compaction point, newest first, within budget: only those
+    whose call succeeded, and which `policy` lets Read read now without asking."""
     succeeded = succeeded_calls([*summarized, *kept])
     already_kept = set(_read_paths_newest_first(kept, succeeded))
+    wanted = worked_on(summarized, kept, succeeded)
     texts: list[ReinjectedFile] = []
     total = 0
     total_budget = reinjection_budget(state.config.effective_window, state.config.reinject_share)
     for path_text in _read_paths_newest_first(summarized, succeeded):
         if len(texts) == MAX_FILES or total >= total_budget:
             break
-        if path_text in already_kept:
+        if path_text in already_kept or path_text not in wanted:
             continue
         path = Path(path_text)
         content = _read_again(policy, path_text)
