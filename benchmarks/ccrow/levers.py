@@ -4,8 +4,6 @@ Not product settings. Each changes the session `open_session` built:
 
 - `no session memory`: no session-memory notes (no memory requests; a compaction is always a
   summary request).
-- `no files put back`: a compaction puts back no recently read file (`compact_reinject_share` 0);
-  their paths are still listed.
 """
 
 from __future__ import annotations
@@ -22,10 +20,6 @@ def no_session_memory(session: Any) -> None:
     session.memory = None
 
 
-def no_files_put_back(session: Any) -> None:
-    session.projector.state.config.reinject_share = 0.0
-
-
 @dataclasses.dataclass(frozen=True)
 class Lever:
     name: str
@@ -34,7 +28,4 @@ class Lever:
 
 
 DEFAULTS = Lever("agent-repl")
-LEVERS = (
-    Lever("agent-repl, no session memory", configure=no_session_memory),
-    Lever("agent-repl, no files put back", configure=no_files_put_back),
-)
+LEVERS = (Lever("agent-repl, no session memory", configure=no_session_memory),)

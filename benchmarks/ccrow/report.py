@@ -125,8 +125,7 @@ def levers(results: list[RowResult], condition: str) -> list[str]:
     lines = [
         f"### Levers ({condition} summaries; agent-repl with one thing changed, not product settings)",
         "",
-        "`no session memory`: no session-memory requests; `no files put back`: a compaction puts back no "
-        "file's content (paths still listed). `benchmarks/ccrow/levers.py`.",
+        "`no session memory`: no session-memory requests. `benchmarks/ccrow/levers.py`.",
         "",
         "| window | session | agent | cost (K units) | vs CC | compactions | kept: users / paths / todos / needles |",
         "|---|---|---|---:|---:|---:|---|",
@@ -217,6 +216,7 @@ def findings(results: list[RowResult], conditions: list[str]) -> list[str]:
             f"cost {_span([o / 1000 for o, _ in summaries], '{:.0f}')}K units against "
             f"{_span([t / 1000 for _, t in summaries], '{:.0f}')}K."
         )
+        lines += _where_it_goes(window, both)
         for condition in conditions[1:]:
             runs = [b for (w, c, _), b in grouped.items() if w == window and c == condition and len(b) > 1]
             kept = {
@@ -240,6 +240,27 @@ def findings(results: list[RowResult], conditions: list[str]) -> list[str]:
             ]
             lines.append(f"- {_k(window)}, lever `{name}`: {_span(ratios)}x Claude Code.")
     return [*lines, ""]
+
+
+def _where_it_goes(window: int, both: list[dict[str, RowResult]]) -> list[str]:
+    """The main requests' cache writes (the tool output, written once) as a share of Claude Code's
+    cost, and what is left for the rest: the floor the cost target meets."""
+    runs = [b for b in both if b["agent-repl"].main_parts and b["claude-code"].cost_units]
+    if not runs:
+        return []
+    written = [b["agent-repl"].main_parts["written"] / b["claude-code"].cost_units for b in runs]
+    reads = [b["agent-repl"].main_parts["read"] / b["claude-code"].cost_units for b in runs]
+    theirs = [b["claude-code"].main_parts.get("read", 0.0) / b["claude-code"].cost_units for b in runs]
+    rest = [
+        (b["agent-repl"].cost_units - b["agent-repl"].cost_by_kind.get("main", 0.0)) / b["claude-code"].cost_units
+        for b in runs
+    ]
+    return [
+        f"- {_k(window)}, where it goes (shares of Claude Code's cost): agent-repl's main requests' cache writes "
+        f"{_span(written)} (the same tool output as Claude Code's, written once at 1.25x), their cache reads "
+        f"{_span(reads)} (Claude Code's {_span(theirs)}), its summary and memory requests {_span(rest)}; at most "
+        f"{COST_TARGET}x leaves {_span([COST_TARGET - w for w in written])} for reads, compactions and output."
+    ]
 
 
 def load_results(path: Path) -> list[RowResult]:
