@@ -1,8 +1,9 @@
 """Opening sessions for a front end without making the user wait for imports.
 
 The first session needs settings, maybe the offline emulator, maybe a transcript to resume, and
-several heavy imports (pydantic models, tiktoken's encoding); all of that runs in a thread after
-the first paint, so the prompt is usable at once. The API client's HTTP library is warmed the same way.
+several heavy imports (pydantic models); all of that runs in a thread after the first paint, so
+the prompt is usable at once. The API client's HTTP library is warmed the same way. The token
+encoder is not needed to open a session: the status line's figure loads it once the history is drawn.
 """
 
 from __future__ import annotations
@@ -68,9 +69,6 @@ def _warm_imports() -> None:
     import agent_repl.commands.builtin  # noqa: F401
     import agent_repl.context.report  # noqa: F401
     import agent_repl.context.snip  # noqa: F401
-    from agent_repl.core.model.tokens import cl100k_tokens
-
-    cl100k_tokens("load the encoding")
 
 
 class Launcher:

@@ -54,12 +54,12 @@ class SessionDisplay:
             model=model_label(session.model, session.effort),
             context_window=state.config.context_window,
             effective_window=state.config.effective_window,
-            context_tokens=0,
+            context_tokens=None,
             cost_usd=session.cost_total_usd,
             session_label=session.session_id[:8],
             cache_read_share=(usage.cache_read_input_tokens / total) if usage and total else None,
         )
-        self.refresh_context_figure(session)
+        self.count_context_after_paint(session)
         self.show_mode(session)
         self.show_todos(session)
 
@@ -98,6 +98,20 @@ class SessionDisplay:
         except TypeError:  # a session without the context pipeline keeps the last reported figure
             return
         self.status.set_context(next_request_tokens, config.context_window, config.effective_window)
+
+    def count_context_after_paint(self, session: Session) -> None:
+        """The context figure of a session just shown, counted once its history is drawn: the
+        token encoder the count may need is loaded in a thread first, while the screen is drawn."""
+
+        async def count() -> None:
+            from agent_repl.core.model.tokens import cl100k_tokens
+
+            await asyncio.to_thread(cl100k_tokens, "load the encoder")
+            self.refresh_context_figure(session)
+
+        self.status.call_after_refresh(
+            self.status.run_worker, count, group="context-figure", exclusive=True, exit_on_error=False
+        )
 
     def refresh_context_figure(self, session: Session) -> None:
         """The status line's context figure, from the dry-run projection /context shows as well."""

@@ -67,7 +67,34 @@ async def test_a_resumed_history_is_drawn_whole_with_status_from_the_last_usage(
         # The figure is the next request's estimate, the one /context shows (not the last usage alone).
         from agent_repl.context.report import context_usage
 
+        await wait_for(pilot, lambda: app.status.context_counted, what="the context figure")
         assert app.status.context_tokens == context_usage(app.session).used_tokens >= 1020
+
+
+async def test_a_resumed_history_is_drawn_before_the_token_encoder_is_loaded(tmp_path, monkeypatch):
+    import functools
+    import threading
+
+    from agent_repl.core.model import tokens
+
+    allowed = threading.Event()
+
+    def load_when_allowed():
+        allowed.wait(60)
+        return tokens.load_encoding()
+
+    monkeypatch.setattr(tokens, "_encoding", functools.cache(load_when_allowed))
+    app = _app(tmp_path)
+    seen: list = []
+    async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        await pilot.pause()
+        assert [type(w).__name__ for w in app.conversation.children][-1] == "AssistantMessageView"
+        assert not app.status.context_counted and "to autocompact" not in str(app.status.render())
+        allowed.set()
+        await wait_for(pilot, lambda: app.status.context_counted, what="the context figure")
+        assert tokens.encoder_loaded()
+        assert "to autocompact" in str(app.status.render())
 
 
 async def test_help_cost_model_and_unknown_commands_render_their_results(tmp_path):

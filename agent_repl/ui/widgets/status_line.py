@@ -52,6 +52,8 @@ class StatusLine(Static):
         super().__init__(id=id)
         self.model = ""
         self.context_tokens = 0
+        # Whether `context_tokens` is counted yet (a session just shown is counted a moment later).
+        self.context_counted = False
         # The figure is out of the whole window, as /context shows it; the distance to autocompact
         # comes from the effective window (the window less the reply's reserve).
         self.context_window = 0
@@ -71,15 +73,17 @@ class StatusLine(Static):
         model: str,
         context_window: int,
         effective_window: int,
-        context_tokens: int,
+        context_tokens: int | None,
         cost_usd: float | None,
         session_label: str,
         cache_read_share: float | None = None,
     ) -> None:
+        """A session's figures; `context_tokens` None: not counted yet (`set_context` follows)."""
         self.model = model
         self.context_window = context_window
         self.effective_window = effective_window
-        self.context_tokens = context_tokens
+        self.context_tokens = context_tokens or 0
+        self.context_counted = context_tokens is not None
         self.cost_usd = cost_usd
         self.session_label = session_label
         self.cache_read_share = cache_read_share
@@ -87,6 +91,7 @@ class StatusLine(Static):
 
     def set_context(self, used_tokens: int, context_window: int, effective_window: int) -> None:
         self.context_tokens = used_tokens
+        self.context_counted = True
         self.context_window = context_window
         self.effective_window = effective_window
         self.refresh_line()
@@ -101,11 +106,11 @@ class StatusLine(Static):
 
         match event:
             case ContextProjected(estimated_tokens=tokens):
-                self.context_tokens = tokens
+                self.context_tokens, self.context_counted = tokens, True
             case UsageEvent(usage=usage):
                 total = usage.total_input()
                 self.cache_read_share = usage.cache_read_input_tokens / total if total else None
-                self.context_tokens = usage.context_tokens()
+                self.context_tokens, self.context_counted = usage.context_tokens(), True
                 self.cost_usd = cost_usd
             case TokenBudgetProgress(used=used, budget=budget):
                 self.budget = (used, budget)
@@ -126,7 +131,7 @@ class StatusLine(Static):
             text.append(self.mode_label, style=style)
             text.append(" (shift+tab to cycle)  ", style="dim")
         text.append(self.model or "starting…", style="bold")
-        if self.context_window:
+        if self.context_window and self.context_counted:
             share = self.context_tokens / self.context_window
             text.append("  ")
             text.append_text(context_bar(self.context_tokens, self.context_window))
