@@ -11,7 +11,10 @@ For each size, in one run and in fresh processes:
 - `agent-repl --resume ID -p hi`: from spawn to the emulator receiving its first request, the
   whole run, and the process's peak RSS;
 - the full-screen app (headless, Textual's pilot) from spawn until the resumed session is shown
-  (the newest history entry mounted and painted), and its peak RSS.
+  (the newest history entry mounted and painted), and its peak RSS. "Drawn" is when the first
+  frame holding the newest entry went to the terminal; "shown" waits after that until the app is
+  idle (the pilot's pause: no CPU used for 20 ms), so it also counts what the app does right after
+  the paint (in threads too).
 With `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`),
 each measurement also runs with that code, interleaved. Medians are printed, with the ratio to the
 floor; absolute times are background (they depend on the machine and its load).
@@ -269,14 +272,23 @@ def measure_app(transcript: Path, work: Path, code: Path | None) -> dict[str, fl
         cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert child.stdout is not None
-    shown = shown_cpu = None
+    shown = shown_cpu = drawn = drawn_cpu = None
     for line in child.stdout:
         if line.startswith("SHOWN "):
             shown, shown_cpu = float(line.split()[1]) - started, float(line.split()[2])
+        elif line.startswith("DRAWN "):
+            drawn, drawn_cpu = float(line.split()[1]) - started, float(line.split()[2])
     status, peak, cpu = _wait(child)
     if status != 0 or shown is None:
         raise SystemExit(f"the app failed ({status}): {child.stderr.read()[-2000:] if child.stderr else ''}")
-    return {"shown": shown, "shown_cpu": shown_cpu or 0.0, "peak_mb": peak, "cpu": cpu}
+    return {
+        "shown": shown,
+        "shown_cpu": shown_cpu or 0.0,
+        "drawn": drawn if drawn is not None else float("nan"),
+        "drawn_cpu": drawn_cpu if drawn_cpu is not None else float("nan"),
+        "peak_mb": peak,
+        "cpu": cpu,
+    }
 
 
 def child_app(session_id: str) -> None:
@@ -293,6 +305,20 @@ def child_app(session_id: str) -> None:
         settings = load_settings(cwd=cwd)
         resume = find_resume_source(settings, cwd, session_id, latest=False)
         app = AgentApp(Launcher.for_settings(settings, cwd, resume), warm_client=False)
+        display, drawn = app._display, []
+
+        def display_noting_the_newest(screen: Any, renderable: Any) -> None:
+            """Textual's frame output, noting when the first frame holding the newest entry went out."""
+            display(screen, renderable)
+            if renderable is None or app.holder is None or drawn:
+                return
+            conversation = app.conversation
+            items = conversation.view.items
+            widget = conversation.widgets.get(items[-1].key) if items else None
+            if widget is not None and widget.region:
+                drawn.append(f"DRAWN {time.time()} {time.process_time()}")
+
+        app._display = display_noting_the_newest  # type: ignore[method-assign]
         async with app.run_test(size=(120, 40)) as pilot:
             while True:
                 conversation = app.conversation
@@ -302,6 +328,7 @@ def child_app(session_id: str) -> None:
                 await asyncio.sleep(0.002)
             await pilot.pause()  # the next refresh paints it
             print(f"SHOWN {time.time()} {time.process_time()}", flush=True)
+            print(*drawn, sep="\n", flush=True)
 
     asyncio.run(run())
 
@@ -392,7 +419,9 @@ def main() -> None:
                     runs, app = results[name]["print"], results[name]["app"]
                     row = {key: _median(runs, key) for key in ("first_request", "first_cpu", "total", "cpu", "peak_mb")}
                     if app:
-                        row.update({f"app_{key}": _median(app, key) for key in ("shown", "shown_cpu", "peak_mb")})
+                        row.update(
+                            {f"app_{key}": _median(app, key) for key in ("shown", "shown_cpu", "drawn", "drawn_cpu", "peak_mb")}
+                        )
                     table[name][size] = row
                     print(
                         f"  {name:>8} -p: first request {row['first_request']:.2f} s, {row['first_cpu']:.2f} s CPU; "
@@ -401,7 +430,8 @@ def main() -> None:
                     )
                     if app:
                         print(
-                            f"  {name:>8} app: session shown {row['app_shown']:.2f} s, {row['app_shown_cpu']:.2f} s CPU; "
+                            f"  {name:>8} app: session drawn {row['app_drawn']:.2f} s, {row['app_drawn_cpu']:.2f} s CPU; "
+                            f"shown {row['app_shown']:.2f} s, {row['app_shown_cpu']:.2f} s CPU; "
                             f"peak {row['app_peak_mb']:.0f} MB",
                             flush=True,
                         )
