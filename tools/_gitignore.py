@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
-IgnoreChain = tuple[tuple[str, GitIgnoreSpec], ...]
+IgnoreChain = tuple[tuple[str, "GitIgnoreSpec"], ...]
 
 
 def _load(path: str) -> GitIgnoreSpec | None:
@@ -20,6 +22,8 @@ def _load(path: str) -> GitIgnoreSpec | None:
             lines = f.read(1_000_000).splitlines()
     except OSError:
         return None
+    from pathspec import GitIgnoreSpec  # only once a walk meets an ignore file
+
     spec = GitIgnoreSpec.from_lines(lines)
     return spec if any(p.include is not None for p in spec.patterns) else None
 

@@ -33,7 +33,7 @@ RECORD_TYPE = "file-history-snapshot"
 
 
 class _Camel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", defer_build=True)
 
 
 class TrackedBackup(_Camel):

@@ -34,7 +34,7 @@ def _dump(model: BaseModel, keep_null: frozenset[str] = _KEEP_NULL) -> dict[str,
 
 
 class _CamelModel(BaseModel):
-    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True)
+    model_config = ConfigDict(extra="allow", alias_generator=to_camel, populate_by_name=True, defer_build=True)
 
 
 # --- Claude Code message records --------------------------------------------------------------

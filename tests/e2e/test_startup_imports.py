@@ -16,14 +16,23 @@ from .conftest import ROOT
 # Loaded at exit by `agent-repl -p ...`: the top-level packages of sys.modules.
 _RUN_AND_LIST_MODULES = """
 import atexit, sys
-atexit.register(lambda: print("MODULES " + " ".join(sorted({m.split(".")[0] for m in sys.modules})), file=sys.stderr))
+atexit.register(lambda: print("MODULES " + " ".join(sorted(sys.modules)), file=sys.stderr))
 sys.argv = ["agent-repl", *sys.argv[1:]]
 from agent_repl.entry import main
 raise SystemExit(main())
 """
 # What print mode never needs on its way to an answer: the SDK (a second and a half to import),
-# the full-screen app's libraries, and the emulator's server (it runs in its own process).
-NOT_ON_THE_PRINT_PATH = {"anthropic", "textual", "rich", "prompt_toolkit", "uvicorn", "starlette"}
+# the full-screen app's libraries, and the emulator's server (it runs in its own process); nor,
+# for a prompt that asks for no tool, what only some files or calls need: the cl100k encoder (no
+# decision is near a threshold), YAML (front matter), gitignore patterns (a rule naming a path, a
+# Glob walk) and the shell parser behind the Bash permission rules.
+NOT_ON_THE_PRINT_PATH = {"anthropic", "textual", "rich", "prompt_toolkit", "uvicorn", "starlette", "tiktoken", "yaml", "pathspec"}
+LOADED_ON_FIRST_USE = {
+    "agent_repl.core.permissions.bash_rules",
+    "agent_repl.core.permissions.shell_syntax",
+    "agent_repl.core.permissions.command_effects",
+    "agent_repl.core.sandbox.auto_allow",
+}
 
 
 def _offline_env(home: Path) -> dict[str, str]:
@@ -43,9 +52,11 @@ def test_print_mode_answers_without_loading_the_sdk_or_a_ui_library(project, hom
     assert done.returncode == 0, done.stderr
     assert "offline demo model" in done.stdout
     [line] = [line for line in done.stderr.splitlines() if line.startswith("MODULES ")]
-    loaded = set(line.split()[1:])
+    modules = set(line.split()[1:])
+    loaded = {m.split(".")[0] for m in modules}
     assert "agent_repl" in loaded and "httpx2" in loaded
     assert not loaded & NOT_ON_THE_PRINT_PATH
+    assert not modules & LOADED_ON_FIRST_USE
 
 
 def test_an_unknown_model_is_refused_offline_with_the_models_it_has(project, home):

@@ -27,7 +27,7 @@ STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart", "PreCompact"}
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     session_id: str
     transcript_path: str
@@ -92,7 +92,7 @@ INPUT_MODELS: dict[str, type[_Input]] = {
 
 
 class HookSpecificOutput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     hookEventName: str | None = None
     permissionDecision: Literal["allow", "deny", "ask"] | None = None
@@ -105,7 +105,7 @@ class HookSpecificOutput(BaseModel):
 class HookOutput(BaseModel):
     """A hook's JSON answer (exit 0). Unknown keys make it invalid, reported as the hook's failure."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     continue_: bool = Field(default=True, alias="continue")
     stopReason: str | None = None

@@ -10,7 +10,7 @@ from agent_repl.core.model.messages import AssistantMessage, Message, SystemMess
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class TurnStarted(_Event):

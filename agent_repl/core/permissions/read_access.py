@@ -14,8 +14,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
 
 _MAX_LINKS = 40
 _PROC_PID = re.compile(r"^/proc/(\d+)(?:/|$)")
@@ -131,6 +134,8 @@ class PathPattern:
         else:
             base, rest = cwd, text.removeprefix("./")
         rest = rest.strip("/") if rest not in ("", "**") else rest
+        from pathspec import GitIgnoreSpec  # only when a rule names a path
+
         spec = GitIgnoreSpec.from_lines([rest]) if rest else None
         return cls(text, Path(os.path.normpath(base)), spec)
 

@@ -18,20 +18,14 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent_repl.core.model.mcp_config import MCP_TOOL_PREFIX, server_of_tool
-from agent_repl.core.permissions.bash_rules import (
-    CommandPattern,
-    Place,
-    allow_problem,
-    deny_match,
-    narrowest_rules,
-    parse_command,
-    protected_write_problem,
-)
 from agent_repl.core.permissions.protected_paths import protected_reason
 from agent_repl.core.permissions.read_access import PathPattern, inside, refusal, resolved
+
+if TYPE_CHECKING:
+    from agent_repl.core.permissions.bash_rules import CommandPattern, Place
 
 _RULE = re.compile(r"^(?P<tool>[A-Za-z0-9_-]+\*?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 # Rules written for Read cover every tool that only reads files.
@@ -118,6 +112,8 @@ class Rule:
 
     @cached_property
     def command(self) -> CommandPattern:
+        from agent_repl.core.permissions.bash_rules import CommandPattern  # the shell parser, on first use
+
         return CommandPattern.parse(self.spec or "")
 
     def path(self, cwd: Path) -> PathPattern:
@@ -209,6 +205,8 @@ class PermissionPolicy:
         return [rule for rule in rules if rule.names(tool)]
 
     def _place(self, request: PermissionRequest) -> Place:
+        from agent_repl.core.permissions.bash_rules import Place
+
         roots = self.roots or (resolved(request.cwd or Path.cwd()),)
         read_allow = [r for r in self.allow if r.tool == READ_RULE_TOOL]
         read_deny = [r for r in self.deny if r.tool == READ_RULE_TOOL]
@@ -240,6 +238,14 @@ class PermissionPolicy:
         return Evaluation(None, f"{request.tool_name} asks first", always_rules=(request.tool_name,))
 
     def _evaluate_bash(self, request: PermissionRequest) -> Evaluation:
+        from agent_repl.core.permissions.bash_rules import (  # the shell parser, on the first command
+            allow_problem,
+            deny_match,
+            narrowest_rules,
+            parse_command,
+            protected_write_problem,
+        )
+
         deny, allow = self._rules(self.deny, "Bash"), self._rules(self.allow, "Bash")
         if whole := next((r for r in deny if r.spec is None), None):
             return Evaluation(Decision.DENY, f"denied by {whole.text}", whole.text)

@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from agent_repl.core.permissions.bash_rules import Place
 from agent_repl.core.permissions.mode import PLAN_MODE_REFUSAL, ModeHolder, PermissionMode, denied_text
 from agent_repl.core.permissions.rules import (
     Answer,
@@ -37,7 +36,6 @@ from agent_repl.core.permissions.rules import (
     as_answer,
 )
 from agent_repl.core.sandbox import Sandbox
-from agent_repl.core.sandbox.auto_allow import auto_allow_problem
 from agent_repl.core.tooling.diffs import FileChange
 from agent_repl.core.tooling.tool import Tool, ToolContext, ToolOutput
 
@@ -151,6 +149,9 @@ class Approver:
             return ""
         if self.policy.deny_rules_say(request).decision is not Decision.ALLOW_ONCE:
             return ""  # a deny rule applies, or may: the usual path decides
+        from agent_repl.core.permissions.bash_rules import Place  # the shell parser, on the first command
+        from agent_repl.core.sandbox.auto_allow import auto_allow_problem
+
         cwd = request.cwd or self.policy.roots[0]
         return auto_allow_problem(request.key, Place(cwd, self.policy.roots or (cwd,)))
 
