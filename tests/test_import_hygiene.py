@@ -56,3 +56,19 @@ def test_starting_the_app_or_a_session_loads_no_library_it_does_not_use_yet():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_the_models_of_turn_events_hooks_and_transcript_records_are_built_when_first_used():
+    code = (
+        "import agent_repl.cli, agent_repl.ui.app, agent_repl.bootstrap\n"
+        "from agent_repl.core.model.events import TextDelta\n"
+        "from agent_repl.core.hooks.io import HookOutput\n"
+        "from agent_repl.transcript.records import TokenRatioRecord\n"
+        "models = (TextDelta, HookOutput, TokenRatioRecord)\n"
+        "print(sum(m.__pydantic_complete__ for m in models))\n"
+        "TextDelta(text='x'); HookOutput.model_validate({}); TokenRatioRecord.model_json_schema()\n"
+        "print(sum(m.__pydantic_complete__ for m in models))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "3"]
