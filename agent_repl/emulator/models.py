@@ -302,7 +302,8 @@ class ModelTableError(ValueError):
 
 
 class _ModelEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built when a table file is read, not when the agent checks a model against the built-in table.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(min_length=1)
     display_name: str | None = None
@@ -334,7 +335,7 @@ class _ModelEntry(BaseModel):
 
 
 class _ModelTableFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     # True: entries override or add to the built-in table; an entry for a known id may name
     # only the fields it changes.
