@@ -210,6 +210,9 @@ class AgentApp(App[int]):
             self.gc_policy.started()
             self.exit(2, return_code=2, message=f"agent-repl: {exc}")
             return
+        except BaseException:
+            self.gc_policy.started()  # a failed start-up is over too
+            raise
         self.registry = default_registry()
         self.holder = SessionHolder(session, self._reopen)
         self.prompt.prompt_history = PromptHistory(

@@ -113,6 +113,28 @@ async def test_collections_run_again_when_the_app_fails_to_start(tmp_path):
     assert gc.isenabled()
 
 
+async def test_collections_run_again_when_opening_the_first_session_breaks(tmp_path):
+    from agent_repl.ui.launcher import Launcher
+
+    def prepare(stack):
+        raise RuntimeError("a bug while preparing")
+
+    from textual.worker import Worker, WorkerState
+
+    app = AgentApp(Launcher(tmp_path, prepare), animate=False, warm_client=False)
+    seen: list = []
+    async with app.run_test(size=(80, 24), message_hook=seen.append) as pilot:
+
+        def boot_failed() -> bool:
+            return any(
+                isinstance(m, Worker.StateChanged) and m.worker.group == "boot" and m.state is WorkerState.ERROR
+                for m in seen
+            )
+
+        await wait_for(pilot, boot_failed, what="the failed start")
+        assert gc.isenabled()
+
+
 def count_reflows(app: AgentApp) -> list[int]:
     """A list that gets an entry each time the screen lays out its widgets."""
     compositor = app.screen._compositor
