@@ -72,3 +72,26 @@ def test_the_models_of_turn_events_hooks_and_transcript_records_are_built_when_f
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "3"]
+
+
+# Loaded on first use, never by importing the start-up path: the cl100k encoder (print mode counts
+# with upper bounds first), YAML (front matter), gitignore patterns (a path rule, a Glob walk) and
+# the shell parser behind the Bash permission rules (the first Bash check).
+LOADED_ON_FIRST_USE = [
+    "tiktoken",
+    "yaml",
+    "pathspec",
+    "agent_repl.core.permissions.bash_rules",
+    "agent_repl.core.permissions.shell_syntax",
+    "agent_repl.core.sandbox.auto_allow",
+]
+
+
+def test_the_start_up_path_leaves_first_use_modules_unloaded():
+    code = (
+        "import sys, agent_repl.cli, agent_repl.bootstrap, agent_repl.print_mode\n"
+        f"print(','.join(m for m in {LOADED_ON_FIRST_USE!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"importing the start-up path loaded {done.stdout.strip()}"
