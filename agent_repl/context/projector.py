@@ -143,6 +143,7 @@ class Pipeline:
         self.state.scratch.clear()
         self.state.tokens.pending_estimate = None
         self._pending_delta = None
+        projection.estimate_is_upper_bound = True
         return projection
 
     def next_request_tokens(self, history: list[Message]) -> int | None:

@@ -72,6 +72,10 @@ class Projection:
     cache: CacheMarks = field(default_factory=CacheMarks)
     # What the checks at the end of the pipeline ask of the loop before this request is sent.
     action: Action | None = None
+    # Whether `estimated_tokens` is an upper bound (counted without the encoder, where no check
+    # could act on it: agent_repl.context.projector); a decision outside the pipeline that could
+    # act on it asks the projector for the exact estimate first.
+    estimate_is_upper_bound: bool = False
 
     @property
     def betas(self) -> list[str]:

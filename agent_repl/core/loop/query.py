@@ -217,6 +217,20 @@ async def _project(session: TurnSession) -> tuple[Projection, list[AgentEvent]]:
     return projection, events
 
 
+def compaction_due_between_turns(session: TurnSession, projection: Projection) -> tuple[bool, int]:
+    """Whether the session's compactor compacts at this turn's start, and the estimate it decided
+    on. It compacts only from a size on: under an upper bound of the estimate it would not, and
+    over one the exact estimate decides."""
+    compactor, tokens = session.compactor, projection.estimated_tokens
+    if compactor is None or not compactor.due_between_turns(session, projection.view, tokens):
+        return False, tokens
+    if projection.estimate_is_upper_bound:
+        exact = session.projector.next_request_tokens(session.messages)
+        tokens = exact if exact is not None else tokens
+        return compactor.due_between_turns(session, projection.view, tokens), tokens
+    return True, tokens
+
+
 @step
 async def _context_step(
     out: Step[Projection | End], session: TurnSession, state: State
@@ -227,14 +241,11 @@ async def _context_step(
     for event in events:
         yield event
     action = projection.action
-    compactor = session.compactor
-    if (
-        action is None
-        and state.requests == 0
-        and compactor is not None
-        and compactor.due_between_turns(session, projection.view, projection.estimated_tokens)
-    ):
-        action = Compact("auto")
+    tokens = projection.estimated_tokens
+    if action is None and state.requests == 0:
+        due, tokens = compaction_due_between_turns(session, projection)
+        if due:
+            action = Compact("auto")
     if isinstance(action, Compact):
         compaction = compact_now(session, action.trigger)
         async for event in compaction:
@@ -246,7 +257,7 @@ async def _context_step(
                 yield event
         else:
             # The checks again: a failure that opened the breaker turns the blocking limit on.
-            action = session.projector.check(projection.estimated_tokens)
+            action = session.projector.check(tokens)
     if isinstance(action, Block) and not state.just_compacted:
         notice = await session.append(
             AssistantMessage(
