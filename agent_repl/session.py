@@ -50,7 +50,7 @@ class EarlierEntries(Protocol):
     @property
     def count(self) -> int: ...
 
-    # The entries from the last TodoWrite call before the cut up to it.
+    # The last TodoWrite call before the cut and the entries naming its id (its result).
     todo_entries: list[Message]
 
     def load(self) -> list[Message]: ...

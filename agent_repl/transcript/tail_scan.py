@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 import agent_repl
 from agent_repl.core.model.messages import Message
+from agent_repl.core.model.todos import TODO_TOOL
 from agent_repl.transcript.convert import record_to_message
 
 _ENTRY_START = b'{"parentUuid":'
@@ -210,11 +211,25 @@ class EarlierHistory:
     cut: int = 0
 
     def todo_entries(self) -> list[Message]:
-        """The entries from the last TodoWrite call before the cut up to the cut (the todo list
-        as it stood there)."""
+        """What set the todo list as it stood at the cut: the last TodoWrite call before it and the
+        entries after the call that name its tool_use ids (its result). The other lines are passed
+        over as bytes; they cannot change the list."""
         if self.todo_from is None:
             return []
-        return [message for message, _ in self.stream(self.todo_from)]
+        wanted = [_TODO_CALL]
+        found: list[Message] = []
+        for _, _, buf, begin, end in _lines(self.path, 1 << 62, self.todo_from, self.cut):
+            named = any(buf.find(w, begin, end) >= 0 for w in wanted)
+            if not named or not buf.startswith(_ENTRY_START, begin):
+                continue
+            message = _entry(buf[begin:end])
+            if message is None:
+                continue
+            found.append(message)
+            if message.type == "assistant":
+                ids = [b.id for b in message.content if b.type == "tool_use" and b.name == TODO_TOOL]
+                wanted += [json.dumps({"tool_use_id": i}, separators=(",", ":"))[1:-1].encode() for i in ids]
+        return found
 
     def stream(self, start: int = 0) -> Iterator[tuple[Message, bool]]:
         """Each entry before the cut (from byte `start`) in file order, one at a time, with whether
@@ -229,6 +244,15 @@ class EarlierHistory:
                 continue
             if message is not None:
                 yield message, record.get("version") == agent_repl.__version__
+
+
+def _entry(raw: bytes | bytearray) -> Message | None:
+    """The entry a line holds, or None when it cannot be read."""
+    try:
+        record = json.loads(raw)
+        return record_to_message(record) if isinstance(record, dict) else None
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 def _boundary(raw: bytes | bytearray, offset: int, line: int) -> _Boundary | None:

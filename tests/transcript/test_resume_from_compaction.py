@@ -33,7 +33,7 @@ from agent_repl.core.model.messages import (
 )
 from agent_repl.core.model.todos import latest_todos
 from agent_repl.core.tooling.redaction import REDACTED, SecretRedactor
-from agent_repl.transcript import loader
+from agent_repl.transcript import loader, tail_scan
 from agent_repl.transcript.loader import load_earlier, load_session
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.records import TokenRatioRecord
@@ -303,3 +303,22 @@ async def test_damaged_lines_before_the_cut_are_reported_as_a_whole_load_reports
     assert part.earlier is not None
     assert part.warnings == full.warnings and len(full.warnings) == 2
     assert uuids(part.messages) == uuids(full.messages)[-len(part.messages) :]
+
+
+async def test_the_todo_list_before_the_cut_builds_only_the_todowrite_call_and_its_result(tmp_path, project, monkeypatch):
+    path = await write_session(tmp_path / "home", project, rounds=5)
+    earlier = load_session(path, from_compaction=True).earlier
+    assert earlier is not None and earlier.todo_from is not None
+    built: list[str] = []
+    real = tail_scan.record_to_message
+
+    def spy(raw, **kwargs):
+        built.append(raw.get("uuid"))
+        return real(raw, **kwargs)
+
+    monkeypatch.setattr(tail_scan, "record_to_message", spy)
+    entries = earlier.todo_entries()
+
+    assert built == uuids(entries) and len(entries) == 2
+    assert entries[0].type == "assistant" and entries[1].type == "user"
+    assert latest_todos(entries) == latest_todos(load_session(path).messages) != []
