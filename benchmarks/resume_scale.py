@@ -15,7 +15,9 @@ For each size, in one run and in fresh processes:
   frame holding the newest entry went to the terminal; "shown" waits after that until the app is
   idle (the pilot's pause: no CPU used for 20 ms), so it also counts what the app does right after
   the paint (in threads too).
-With `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`),
+Each code's packages are compiled to bytecode first, as an installed package is, so that no run
+pays for compiling them (PYTHONDONTWRITEBYTECODE would otherwise have every run compile its
+modules again). With `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`),
 each measurement also runs with that code, interleaved. Medians are printed, with the ratio to the
 floor; absolute times are background (they depend on the machine and its load).
 Not part of the test suite.
@@ -333,6 +335,13 @@ def child_app(session_id: str) -> None:
     asyncio.run(run())
 
 
+def _compile(code: Path | None) -> None:
+    """The code's packages compiled to bytecode beside their sources (what an install does)."""
+    packages = [str(p) for p in (code / "agent_repl", code / "tools") if p.is_dir()] if code is not None else []
+    if packages:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, stdout=subprocess.DEVNULL)
+
+
 def _median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
@@ -383,6 +392,8 @@ def main() -> None:
     codes: list[tuple[str, Path | None]] = [("this", ROOT)]
     if args.baseline is not None:
         codes.insert(0, ("baseline", args.baseline.resolve()))
+    for _, code in codes:
+        _compile(code)
     first = FirstRequest()
     server = EmulatorServer(policy=CallablePolicy(first))
     server.start()
