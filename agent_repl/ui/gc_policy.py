@@ -77,9 +77,18 @@ def release_render_caches() -> None:
     Textual memoizes a method of its per-widget line cache (`StylesCache.get_inner_outer`) with an
     `lru_cache` keyed by the cache object itself, so up to 1,024 line caches of widgets long removed
     from the conversation stay alive, with every line they drew. Clearing it costs one recomputed
-    colour pair per visible widget."""
-    from textual._styles_cache import StylesCache
+    colour pair per visible widget.
 
-    clear = getattr(getattr(StylesCache, "get_inner_outer", None), "cache_clear", None)
-    if clear is not None:
-        clear()
+    Rich's cell widths of drawn strings and Textual's region arithmetic are memoized the same way;
+    a growing conversation keeps adding new lines and new offsets, so those caches fill up over a
+    long session with entries for screens long gone. They are emptied too."""
+    from rich import cells
+    from textual._styles_cache import StylesCache
+    from textual.geometry import Region
+
+    memoized = [getattr(StylesCache, "get_inner_outer", None), getattr(cells, "cached_cell_len", None)]
+    memoized += list(vars(Region).values())
+    for function in memoized:
+        clear = getattr(function, "cache_clear", None)
+        if clear is not None:
+            clear()
