@@ -9,7 +9,7 @@ the file reaches each size. They are cached in benchmarks/.cache/resume_scale (n
 For each size, in one run and in fresh processes:
 - the floor: reading the file and parsing every line with `json.loads`;
 - `agent-repl --resume ID -p hi`: from spawn to the emulator receiving its first request, the
-  whole run, and the process's peak RSS;
+  whole run, and the process's peak RSS (its own VmHWM, read while it runs);
 - the full-screen app (headless, Textual's pilot) from spawn until the resumed session is shown
   (the newest history entry mounted and painted), and its peak RSS. "Drawn" is when the first
   frame holding the newest entry went to the terminal; "shown" waits after that until the app is
@@ -87,11 +87,20 @@ async def _base_session(work: Path) -> Path:
         summarizer=AgentSummarizer(),
     )
     server.start()
-    env = {"AGENT_REPL_HOME": str(work / "home"), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"}
+    env = {
+        "AGENT_REPL_HOME": str(work / "home"),
+        "ANTHROPIC_BASE_URL": server.base_url,
+        "ANTHROPIC_API_KEY": "k",
+    }
     settings = load_settings(
         cwd=work,
         env=env,
-        overrides={"skip_permissions": True, "api_compaction": False, "context_window": WINDOW, "session_id": SESSION_ID},
+        overrides={
+            "skip_permissions": True,
+            "api_compaction": False,
+            "context_window": WINDOW,
+            "session_id": SESSION_ID,
+        },
     )
     session = await open_session(settings, work)
     try:
@@ -159,16 +168,34 @@ def transcripts(sizes: list[float], cache: Path = CACHE) -> dict[float, Path]:
 
 
 def _wait(child: subprocess.Popen[Any], timeout: float = 600) -> tuple[int, float, float]:
-    """(exit status, peak RSS in MB, CPU seconds) of a child, from its own rusage."""
+    """(exit status, peak RSS in MB, CPU seconds) of a child.
+
+    The peak is the child's own high-water mark (VmHWM), read while it runs: the `ru_maxrss` that
+    wait4 reports counts the memory of this benchmark process, which the child was forked from
+    (and it is larger than any agent run), so every run reported the same figure."""
     deadline = time.monotonic() + timeout
+    peak_kb = 0
     while True:
+        peak_kb = max(peak_kb, _high_water_kb(child.pid))
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
             child.returncode = os.waitstatus_to_exitcode(status)
-            return child.returncode, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+            return child.returncode, peak_kb / 1024, usage.ru_utime + usage.ru_stime
         if time.monotonic() > deadline:
             child.kill()
         time.sleep(0.002)
+
+
+def _high_water_kb(pid: int) -> int:
+    """The peak resident size of the program `pid` runs now, in kB (0 once it has exited)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _session_home(transcript: Path | None, work: Path) -> tuple[Path, Path]:
@@ -252,7 +279,9 @@ def measure_print(
     status, peak, cpu = _wait(child)
     total = time.time() - started
     if status != 0:
-        raise SystemExit(f"agent-repl failed ({status}): {child.stderr.read().decode()[-2000:] if child.stderr else ''}")
+        raise SystemExit(
+            f"agent-repl failed ({status}): {child.stderr.read().decode()[-2000:] if child.stderr else ''}"
+        )
     requests = [e for e in list(server.recordings.messages)[seen:] if e.path == "/v1/messages"]
     if not requests:
         raise SystemExit("agent-repl made no request")
@@ -337,16 +366,22 @@ def child_app(session_id: str) -> None:
 
 def _compile(code: Path | None) -> None:
     """The code's packages compiled to bytecode beside their sources (what an install does)."""
-    packages = [str(p) for p in (code / "agent_repl", code / "tools") if p.is_dir()] if code is not None else []
+    packages = (
+        [str(p) for p in (code / "agent_repl", code / "tools") if p.is_dir()] if code is not None else []
+    )
     if packages:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", *packages], check=True, stdout=subprocess.DEVNULL
+        )
 
 
 def _median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def _print_growth(table: dict[str, dict[float, dict[str, float]]], floors: dict[float, tuple[float, float]]) -> None:
+def _print_growth(
+    table: dict[str, dict[float, dict[str, float]]], floors: dict[float, tuple[float, float]]
+) -> None:
     """What the largest transcript costs over the smallest, per code, next to the floor's difference."""
     small, large = min(floors), max(floors)
     if small == large:
@@ -374,9 +409,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,10,100")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--baseline", type=Path, help="a checkout of an earlier commit, measured beside this one")
+    parser.add_argument(
+        "--baseline", type=Path, help="a checkout of an earlier commit, measured beside this one"
+    )
     parser.add_argument("--no-app", action="store_true", help="skip the full-screen app")
-    parser.add_argument("--cache", type=Path, help="where the generated transcripts are kept (default: benchmarks/.cache)")
+    parser.add_argument(
+        "--cache", type=Path, help="where the generated transcripts are kept (default: benchmarks/.cache)"
+    )
     parser.add_argument("--child-app", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_app:
@@ -420,18 +459,28 @@ def main() -> None:
                     f"{size:g} MB ({mb:.1f} MB, {entries:,} lines): floor (json.loads of every line) {floor:.2f} s CPU",
                     flush=True,
                 )
-                results: dict[str, dict[str, list[dict[str, float]]]] = {name: {"print": [], "app": []} for name, _ in codes}
+                results: dict[str, dict[str, list[dict[str, float]]]] = {
+                    name: {"print": [], "app": []} for name, _ in codes
+                }
                 for _ in range(args.runs):
                     for name, code in codes:
-                        results[name]["print"].append(measure_print(path, Path(tmp) / "w", server, code, first))
+                        results[name]["print"].append(
+                            measure_print(path, Path(tmp) / "w", server, code, first)
+                        )
                         if not args.no_app:
                             results[name]["app"].append(measure_app(path, Path(tmp) / "w", code))
                 for name, _ in codes:
                     runs, app = results[name]["print"], results[name]["app"]
-                    row = {key: _median(runs, key) for key in ("first_request", "first_cpu", "total", "cpu", "peak_mb")}
+                    row = {
+                        key: _median(runs, key)
+                        for key in ("first_request", "first_cpu", "total", "cpu", "peak_mb")
+                    }
                     if app:
                         row.update(
-                            {f"app_{key}": _median(app, key) for key in ("shown", "shown_cpu", "drawn", "drawn_cpu", "peak_mb")}
+                            {
+                                f"app_{key}": _median(app, key)
+                                for key in ("shown", "shown_cpu", "drawn", "drawn_cpu", "peak_mb")
+                            }
                         )
                     table[name][size] = row
                     print(

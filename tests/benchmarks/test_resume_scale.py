@@ -18,3 +18,21 @@ def test_the_measured_code_is_compiled_before_it_runs(tmp_path: Path, monkeypatc
 
     compiled = sorted(p.name.split(".")[0] for p in (package / "__pycache__").glob("*.pyc"))
     assert compiled == ["__init__", "module"]
+
+
+def test_the_peak_is_the_childs_own_not_this_process(tmp_path: Path) -> None:
+    """A child forked from a big process reports that process's memory in ru_maxrss; the figure
+    must be the child's own high-water mark."""
+    import subprocess
+    import sys
+
+    from benchmarks.resume_scale import _wait
+
+    ballast = bytearray(200 * 1024 * 1024)  # this process: at least 200 MB resident
+    ballast[::4096] = b"x" * len(ballast[::4096])
+    code = "import time; block = bytearray(40 * 1024 * 1024); block[::4096] = b'y' * len(block[::4096]); time.sleep(0.3)"
+    child = subprocess.Popen([sys.executable, "-c", code])
+    status, peak_mb, _ = _wait(child)
+    del ballast
+    assert status == 0
+    assert 40 <= peak_mb < 150
