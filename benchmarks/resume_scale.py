@@ -45,6 +45,9 @@ if not os.environ.get("PYTHONPATH"):  # a measured child runs the code PYTHONPAT
 CACHE = ROOT / "benchmarks" / ".cache" / "resume_scale"
 SESSION_ID = "5e551011-0000-4000-8000-00000000be4c"
 WINDOW = 60_000
+# The folder every session here runs in, the generating one and the measured resumes alike: a
+# resume runs where its session was written (the system prompt names the folder), as `--resume` does.
+PROJECT = Path(tempfile.gettempdir()) / "agent-repl-resume-scale" / "project"
 BASE_TURNS = 24
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _IDS = re.compile(r"\b(?:msg|toolu|req|srvtoolu)_[A-Za-z0-9]+")
@@ -92,8 +95,9 @@ async def _base_session(work: Path) -> Path:
         "ANTHROPIC_BASE_URL": server.base_url,
         "ANTHROPIC_API_KEY": "k",
     }
+    PROJECT.mkdir(parents=True, exist_ok=True)
     settings = load_settings(
-        cwd=work,
+        cwd=PROJECT,
         env=env,
         overrides={
             "skip_permissions": True,
@@ -102,7 +106,7 @@ async def _base_session(work: Path) -> Path:
             "session_id": SESSION_ID,
         },
     )
-    session = await open_session(settings, work)
+    session = await open_session(settings, PROJECT)
     try:
         for turn in range(BASE_TURNS):
             async for _ in session.run_turn(f"Turn {turn}: please look at {files[turn % len(files)].name}."):
@@ -202,9 +206,9 @@ def _session_home(transcript: Path | None, work: Path) -> tuple[Path, Path]:
     """A fresh home holding a copy of `transcript` (if any) as this project's session."""
     from agent_repl.transcript.paths import project_dir
 
-    home, project = work / "home", work / "project"
+    home, project = work / "home", PROJECT
     shutil.rmtree(work, ignore_errors=True)
-    project.mkdir(parents=True)
+    project.mkdir(parents=True, exist_ok=True)
     sessions = project_dir(home, project.resolve())
     sessions.mkdir(parents=True)
     if transcript is not None:

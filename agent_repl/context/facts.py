@@ -8,8 +8,9 @@ it forgets entries that have left the view.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,14 +133,37 @@ def compute_facts(message: Message, count: Callable[[str], int]) -> EntryFacts:
     return EntryFacts(tokens, images, uses, results, tuple(wire_blocks(message)))
 
 
+# At most this many digests are kept (the newest win): a resume needs the view's, not the history's.
+MAX_KNOWN_COUNTS = 20_000
+# The longest of cl100k's tokens, in bytes: no text has fewer tokens than its length over this.
+LONGEST_TOKEN_BYTES = 128
+
+
+def text_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def plausible_count(size: int, count: int) -> bool:
+    """Whether `count` could be the cl100k count of a text of `size` UTF-8 bytes."""
+    return 0 < count <= size <= count * LONGEST_TOKEN_BYTES
+
+
 class FactCache:
     """`count`: how a text's cl100k tokens are counted (exactly, unless a projection is trying
-    upper bounds first: agent_repl.context.projector)."""
+    upper bounds first: agent_repl.context.projector).
 
-    def __init__(self, count: Callable[[str], int] = cl100k_tokens) -> None:
+    Exact counts are also kept by the text's digest: those counted here (`remember`; then
+    `take_counted` gives the new ones to write) and those a resume read back (`learn`), so a text
+    an earlier process counted is known without loading the encoder."""
+
+    def __init__(self, count: Callable[[str], int] = cl100k_tokens, *, remember: bool = True) -> None:
         self._count = count
+        self._remember = remember
         self._entries: dict[int, tuple[Message, EntryFacts]] = {}
         self._texts: dict[str, int] = {}
+        # digest -> (UTF-8 bytes, exact count), oldest first.
+        self._known: dict[str, tuple[int, int]] = {}
+        self._counted: list[tuple[str, int, int]] = []
         # tool_use_id -> tool name of every call seen; ids are unique, so this never goes stale.
         self.tool_names: dict[str, str] = {}
         # Each wire block's own digest for the thinking prefix chain (core/api/thinking_prefix.py).
@@ -148,14 +172,63 @@ class FactCache:
     def text_tokens(self, text: str) -> int:
         cached = self._texts.get(text)
         if cached is None:
-            cached = self._count(text)
+            cached = self._known_count(text)
+            if cached is None:
+                cached = self._count(text)
+                self._note(text, cached)
             self._texts[text] = cached
         return cached
 
+    def known(self, text: str) -> int | None:
+        """The exact count when this cache knows it (counted, or read back by digest), else None."""
+        cached = self._texts.get(text)
+        return self._known_count(text) if cached is None else cached
+
     def upper_bound(self, text: str) -> int:
         """The exact count when this cache knows it, else one never below it (no encoder needed)."""
-        cached = self._texts.get(text)
+        cached = self.known(text)
         return cl100k_upper_bound(text) if cached is None else cached
+
+    def lower_bound(self, text: str) -> int:
+        """The exact count when this cache knows it, else one never above it (no encoder needed)."""
+        cached = self.known(text)
+        if cached is not None:
+            return cached
+        return -(-len(text.encode("utf-8", "surrogatepass")) // LONGEST_TOKEN_BYTES)
+
+    def _known_count(self, text: str) -> int | None:
+        if not self._known or not text:
+            return None
+        data = text.encode("utf-8", "surrogatepass")
+        hit = self._known.get(text_digest(data))
+        return hit[1] if hit is not None and hit[0] == len(data) else None
+
+    def _note(self, text: str, count: int) -> None:
+        if not self._remember or not text:
+            return
+        data = text.encode("utf-8", "surrogatepass")
+        digest = text_digest(data)
+        if digest not in self._known:
+            self._counted.append((digest, len(data), count))
+            self._keep(digest, len(data), count)
+
+    def _keep(self, digest: str, size: int, count: int) -> None:
+        self._known.pop(digest, None)
+        self._known[digest] = (size, count)
+        if len(self._known) > MAX_KNOWN_COUNTS:
+            del self._known[next(iter(self._known))]
+
+    def learn(self, counts: Iterable[tuple[str, int, int]]) -> None:
+        """Exact counts read back from the transcript; an implausible one is passed over (the text
+        is then counted)."""
+        for digest, size, count in counts:
+            if isinstance(digest, str) and plausible_count(size, count):
+                self._keep(digest, size, count)
+
+    def take_counted(self) -> list[tuple[str, int, int]]:
+        """The texts counted here since the last call, for the transcript (once)."""
+        counted, self._counted = self._counted, []
+        return counted
 
     def get(self, message: Message) -> EntryFacts:
         hit = self._entries.get(id(message))

@@ -40,9 +40,25 @@ from agent_repl.core.api.deferred_tools import boundary_loaded_tools
 from agent_repl.core.loop.projection import Action, Projection, StageReport
 from agent_repl.core.model.messages import Message, SystemMessage, Usage, UserMessage
 from agent_repl.core.model.tokens import encoder_loaded
-from agent_repl.transcript.records import RewindRecord, TokenRatioRecord
+from agent_repl.transcript.records import RewindRecord, TokenCountsRecord, TokenRatioRecord
 
 MIN_DELTA_FOR_RATIO = 1_000
+# The widest span of counts the exact estimate may lie in that the checks are asked about one by one.
+MAX_UNCOUNTED_SPAN = 256
+
+
+class _Uncounted(Exception):
+    """A check asked for the count of a text nobody has counted."""
+
+
+def _known_only(facts: FactCache) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        known = facts.known(text) if text else 0
+        if known is None:
+            raise _Uncounted
+        return known
+
+    return count
 
 
 class Pipeline:
@@ -127,12 +143,12 @@ class Pipeline:
         if self.state.config.server_clear:
             return None
         exact = self.state.facts
-        trial = replace(self.state.copy(), facts=FactCache(count=exact.upper_bound))
+        trial = replace(self.state.copy(), facts=FactCache(count=exact.upper_bound, remember=False))
         projection, effects = self._run(history, trial)
         if effects or projection.records or projection.new_messages or projection.action is not None:
             return None
         quiet = min((c.quiet_below(trial) for c in self.stages if isinstance(c, Check)), default=math.inf)
-        if projection.estimated_tokens >= quiet:
+        if projection.estimated_tokens >= quiet and not self._quiet_throughout(projection, trial):
             return None
         delta = self._delta_since_usage(projection.view, trial)
         if delta is not None and delta[1] >= MIN_DELTA_FOR_RATIO:
@@ -145,6 +161,24 @@ class Pipeline:
         self._pending_delta = None
         projection.estimate_is_upper_bound = True
         return projection
+
+    def _quiet_throughout(self, projection: Projection, trial: PipelineState) -> bool:
+        """Whether every check stays quiet at each count the exact estimate could be: from the
+        estimate with the texts this process has not counted at their lower bounds up to the one
+        with them at their upper bounds. Tried when that span is narrow (after a resume, whose
+        transcript gave the counts of the texts it had counted, only the new texts are unknown).
+        The checks run on counts known exactly; one that asks for another text's count decides
+        nothing here."""
+        exact = self.state.facts
+        low = token_count_with_estimation(projection.view, replace(trial, facts=FactCache(count=exact.lower_bound, remember=False)))
+        high = projection.estimated_tokens
+        if high - low > MAX_UNCOUNTED_SPAN:
+            return False
+        checking = replace(trial, facts=FactCache(count=_known_only(exact), remember=False))
+        try:
+            return all(self._check(tokens, checking) is None for tokens in range(low, high + 1))
+        except _Uncounted:
+            return False
 
     def next_request_tokens(self, history: list[Message]) -> int | None:
         """The next request's estimated size without running the stages again: the last view
@@ -273,6 +307,12 @@ class Pipeline:
         """The records the last `observe_response` applied, for the caller to write (once)."""
         records, self._unwritten = self._unwritten, []
         return records
+
+    def take_counts(self) -> list[Any]:
+        """The exact counts of the texts counted since the last call, as a record for the caller
+        to write (once): a resume then knows them without loading the encoder."""
+        counted = self.state.facts.take_counted()
+        return [TokenCountsRecord.of(counted)] if counted else []
 
     def _delta_since_usage(self, view: list[Message], state: PipelineState) -> tuple[int, int] | None:
         """(tokens the last usage already counted, cl100k tokens of what came after it), cache-deleted

@@ -19,7 +19,8 @@ What changes without a record is bookkeeping that a resume derives instead of re
   by a compaction; a resume reads the last usage from the replies in the history, and counts
   the responses (`tokens.responses`) by their message ids. The ratio learned from a usage is a
   record (`TokenRatioRecord`): the estimates that decide what collapses read it, and the history
-  cannot give it back.
+  cannot give it back. So are the exact counts of long texts (`TokenCountsRecord`): a resume
+  could count them again, but only by loading the encoder.
 - collapse's `<collapsed>` entries (a cache). Its staged spans are a record
   (`CollapseStageRecord`): which spans a later projection commits depends on them.
 - what each projection derives from the history (`pauses`, `cold_after_minutes`, `scratch`,
@@ -44,6 +45,7 @@ from agent_repl.transcript.records import (
     RewindRecord,
     ServerClearRecord,
     SnipRecord,
+    TokenCountsRecord,
     TokenRatioRecord,
 )
 
@@ -92,6 +94,10 @@ def apply(state: PipelineState, record: object) -> None:
         case TokenRatioRecord():
             state.tokens.ratio = record.ratio
             state.config.token_ratio = record.tokenizer_ratio
+        case TokenCountsRecord():
+            # A damaged record could under-count a text: its texts are then counted again.
+            if record.intact():
+                state.facts.learn(record.counts)
         case CompactionUndoRecord():
             state.compaction.undone.add(record.boundary_uuid)
             state.compaction.excluded.update(record.excluded_uuids)

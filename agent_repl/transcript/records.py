@@ -13,6 +13,8 @@ A `SideRecordRegistry` maps a `type` to its model; the loader keeps unknown type
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
@@ -227,6 +229,29 @@ class TokenRatioRecord(SideRecord):
     tokenizer_ratio: float
 
 
+class TokenCountsRecord(SideRecord):
+    """Exact cl100k counts of long texts the session counted, so a resume knows them without the
+    encoder: each entry is (digest of the text's UTF-8, its length in bytes, its count), and
+    `check` is the digest of the entries (`counts_check`); a record whose check fails is ignored."""
+
+    type: Literal["token-counts"] = "token-counts"
+    counts: list[tuple[str, int, int]]
+    check: str = ""
+
+    @classmethod
+    def of(cls, counts: list[tuple[str, int, int]]) -> TokenCountsRecord:
+        return cls(counts=counts, check=counts_check(counts))
+
+    def intact(self) -> bool:
+        """Whether the entries are the ones written (a damaged record could under-count)."""
+        return self.check == counts_check(self.counts)
+
+
+def counts_check(counts: list[tuple[str, int, int]]) -> str:
+    canonical = json.dumps([list(c) for c in counts], separators=(",", ":")).encode()
+    return hashlib.blake2b(canonical, digest_size=8).hexdigest()
+
+
 class MicrocompactClearRecord(SideRecord):
     """Tool results whose stored content was cleared; `replacement` is the exact new text."""
 
@@ -305,6 +330,7 @@ BUILTIN_SIDE_RECORDS: tuple[type[SideRecord], ...] = (
     CollapseCommitRecord,
     CollapseStageRecord,
     TokenRatioRecord,
+    TokenCountsRecord,
     MicrocompactClearRecord,
     CacheEditRecord,
     ServerClearRecord,
@@ -383,6 +409,7 @@ __all__ = [
     "SideRecordRegistry",
     "SnipRecord",
     "SystemRecord",
+    "TokenCountsRecord",
     "UserPayload",
     "UserRecord",
     "parse_message_record",

@@ -36,6 +36,7 @@ from agent_repl.transcript.records import (
     SideRecord,
     SnipRecord,
     StagedSpan,
+    TokenCountsRecord,
     TokenRatioRecord,
 )
 
@@ -204,6 +205,7 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
             session_id=s,
         ),
         TokenRatioRecord(ratio=1.4123, tokenizer_ratio=1.39, session_id=s),
+        TokenCountsRecord.of([("0f1e2d3c4b5a6978", 2_480, 611)]).model_copy(update={"session_id": s}),
         MicrocompactClearRecord(
             tool_use_ids=["toolu_01Bash"], trigger="time", tokens_saved=300, session_id=s
         ),

@@ -86,7 +86,7 @@ async def test_claude_code_log_renders_our_transcript(tmp_path, session_items):
         assert text in html or text.replace("&#x27;", "'") in html, text
     # Our side records carry no uuid, so claude-code-log skips them with a one-line notice.
     skipped = set(re.findall(r"unrecognized message type '([a-z-]+)'", output))
-    assert skipped <= {"session-meta", "content-replacement", "snip", "collapse-commit", "collapse-stage", "token-ratio", "microcompact-clear", "cache-edit", "server-clear", "compaction-undo", "rewind", "session-memory"}
+    assert skipped <= {"session-meta", "content-replacement", "snip", "collapse-commit", "collapse-stage", "token-ratio", "token-counts", "microcompact-clear", "cache-edit", "server-clear", "compaction-undo", "rewind", "session-memory"}
 
 
 def _works(exe: str) -> bool:

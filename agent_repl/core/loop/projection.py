@@ -139,3 +139,8 @@ class Projector(Protocol):
     def take_records(self) -> list[Any]:
         """The records the last `observe_response` applied (what it learned), for the caller to write."""
         ...
+
+    def take_counts(self) -> list[Any]:
+        """The exact token counts learned since the last call, as records for the caller to write
+        at a turn's end (what a resume reads instead of counting again)."""
+        ...

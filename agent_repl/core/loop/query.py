@@ -113,7 +113,10 @@ async def _turn(session: TurnSession, prompt: str, max_turns: int | None) -> Asy
                 ended = decision
             case Retry(transition=transition) | Continue(transition=transition):
                 state.transition = transition
-    yield _ended(session, state, ended.reason)
+    last = _ended(session, state, ended.reason)
+    for record in session.projector.take_counts():
+        await session.append_record(record)
+    yield last
 
 
 def _ended(session: TurnSession, state: State, reason: TurnEndReason) -> TurnEnded:

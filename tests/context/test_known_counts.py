@@ -1,0 +1,194 @@
+"""Exact counts that travel with the transcript (`TokenCountsRecord`): a resume knows the counts its
+session already made, by the text's digest, without loading the encoder; a damaged or implausible
+record is never trusted (the text is counted again), and projections decide as with exact counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_repl.context import facts as facts_module
+from agent_repl.context import projector
+from agent_repl.context.facts import FactCache
+from agent_repl.context.pipeline import context_pipeline
+from agent_repl.context.records import apply
+from agent_repl.context.state import PipelineConfig, PipelineState
+from agent_repl.core.model.messages import (
+    AssistantMessage,
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+    iso_timestamp,
+)
+from agent_repl.core.model.tokens import cl100k_tokens, cl100k_upper_bound
+from agent_repl.transcript.records import SideRecordRegistry, TokenCountsRecord
+
+from .test_bounds_first import NOW, CountingExactly
+
+TEXT = "def f(x):\n    return x ** 2  # squared\n" * 60
+
+
+def _learned(counts: list[tuple[str, int, int]], record: TokenCountsRecord | None = None) -> tuple[FactCache, CountingExactly]:
+    counter = CountingExactly()
+    state = PipelineState(facts=FactCache(count=counter))
+    apply(state, record or TokenCountsRecord.of(counts))
+    return state.facts, counter
+
+
+def test_a_text_counted_by_an_earlier_process_is_known_by_its_digest() -> None:
+    live = FactCache()
+    exact = live.text_tokens(TEXT)
+    counted = live.take_counted()
+    assert [c[1:] for c in counted] == [(len(TEXT.encode()), exact)]
+    assert live.take_counted() == []  # each count is written once
+    # Through the transcript's JSON, as a resume reads it back.
+    line = TokenCountsRecord.of(counted).to_json()
+    record = SideRecordRegistry().parse(line)
+    assert isinstance(record, TokenCountsRecord)
+    resumed, counter = _learned([], record)
+    assert resumed.upper_bound(TEXT) == exact
+    assert resumed.text_tokens(TEXT) == exact
+    assert counter.texts == []
+    # A resumed process does not write again what the transcript already holds.
+    assert resumed.take_counted() == []
+
+
+def test_a_damaged_record_is_not_trusted() -> None:
+    live = FactCache()
+    live.text_tokens(TEXT)
+    [(digest, size, count)] = live.take_counted()
+    record = TokenCountsRecord.of([(digest, size, count)])
+    record.counts = [(digest, size, count // 3)]  # a digit lost on the way: the check no longer matches
+    resumed, counter = _learned([], record)
+    assert resumed.upper_bound(TEXT) == cl100k_upper_bound(TEXT)
+    assert resumed.text_tokens(TEXT) == cl100k_tokens(TEXT)
+    assert counter.texts == [TEXT]
+
+
+@pytest.mark.parametrize("count", [0, -5, 10**9])
+def test_an_implausible_count_is_not_trusted_even_with_a_matching_check(count: int) -> None:
+    live = FactCache()
+    live.text_tokens(TEXT)
+    [(digest, size, _)] = live.take_counted()
+    resumed, counter = _learned([(digest, size, count)])
+    assert resumed.text_tokens(TEXT) == cl100k_tokens(TEXT)
+    assert counter.texts == [TEXT]
+
+
+def test_a_count_for_a_text_of_another_length_is_not_used() -> None:
+    live = FactCache()
+    live.text_tokens(TEXT)
+    [(digest, size, count)] = live.take_counted()
+    resumed, counter = _learned([(digest, size + 1, count)])
+    resumed.text_tokens(TEXT)
+    assert counter.texts == [TEXT]
+
+
+def test_the_known_counts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(facts_module, "MAX_KNOWN_COUNTS", 3)
+    live = FactCache(count=len)
+    for n in range(5):
+        live.text_tokens(f"text {n}")
+    assert len(live.take_counted()) == 5
+    resumed, counter = _learned([])
+    resumed.learn([(f"{n:016x}", 10, 5) for n in range(10)])
+    assert len(resumed._known) == 3  # the newest
+    assert set(resumed._known) == {f"{n:016x}" for n in (7, 8, 9)}
+
+
+# -- projections of a resumed session ------------------------------------------------------------
+
+# The cost-aware trigger is on from this window: its quiet floor is far under the threshold.
+WINDOW = 200_000
+FIXED = ("the system prompt, which names the folder\n" * 10, '[{"name": "Read", "description": "reads"}]' * 20)
+
+
+def _history(results: int) -> list[Message]:
+    """Tool results of words of one token and four bytes: their upper bounds are about four times
+    their counts."""
+    history: list[Message] = [UserMessage(content="look at the files", timestamp=iso_timestamp(NOW))]
+    for n in range(results):
+        use = ToolUseBlock(id=f"toolu_{n:04d}", name="Read", input={"file_path": f"/p/f{n}.py"})
+        history.append(AssistantMessage(content=[use], message_id=f"msg_{n}", timestamp=iso_timestamp(NOW)))
+        result = ToolResultBlock(tool_use_id=use.id, content=f"file {n}:" + " the" * 1_500)
+        history.append(UserMessage(content=[result], timestamp=iso_timestamp(NOW)))
+    history.append(AssistantMessage(content=[TextBlock(text="Read them all.")], message_id="msg_end", timestamp=iso_timestamp(NOW)))
+    return history
+
+
+def _pipeline(tmp_path: Path, counts: list[tuple[str, int, int]], *, bounds_first: bool):
+    counter = CountingExactly()
+    config = PipelineConfig(autocompact_on=True, fixed_prompt=FIXED)
+    config.set_window(WINDOW)
+    pipeline = context_pipeline(config, tmp_path / "results")
+    pipeline.state = PipelineState(config=config, facts=FactCache(count=counter), clock=lambda: NOW)
+    apply(pipeline.state, TokenCountsRecord.of(counts))
+    pipeline.bounds_first = bounds_first
+    return pipeline, counter
+
+
+def _session_counts(history: list[Message]) -> list[tuple[str, int, int]]:
+    """What the live session wrote: the counts of every text its projections counted."""
+    config = PipelineConfig(autocompact_on=True, fixed_prompt=FIXED)
+    config.set_window(WINDOW)
+    pipeline = context_pipeline(config, Path("/nonexistent"))
+    pipeline.state = PipelineState(config=config, clock=lambda: NOW)
+    pipeline.preview(history, pipeline.state)
+    return pipeline.state.facts.take_counted()
+
+
+@pytest.fixture(autouse=True)
+def _encoder_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(projector, "encoder_loaded", lambda: False)
+
+
+@pytest.mark.parametrize("results", [4, 30, 100, 115])
+def test_a_resume_with_its_counts_decides_as_exact_counts_without_counting(tmp_path: Path, results: int) -> None:
+    """4: under every quiet floor; 30 and 100: over the cost-aware trigger's floor, where the
+    decision needs the exact count, which only the new prompt's lack; 115: over the threshold."""
+    history = _history(results)
+    counts = _session_counts(history)
+    resumed = [*history, UserMessage(content="hi", timestamp=iso_timestamp(NOW))]
+    exact, _ = _pipeline(tmp_path / "exact", [], bounds_first=False)
+    expected = exact.project(resumed)
+    pipeline, counter = _pipeline(tmp_path / "known", counts, bounds_first=True)
+    projection = pipeline.project(resumed)
+    assert projection.wire == expected.wire
+    assert projection.action == expected.action
+    assert [r.model_dump(exclude={"timestamp"}) for r in projection.records] == [
+        r.model_dump(exclude={"timestamp"}) for r in expected.records
+    ]
+    if results < 115:
+        assert expected.action is None
+        assert counter.texts == []
+        assert projection.estimate_is_upper_bound
+        assert expected.estimated_tokens <= projection.estimated_tokens <= expected.estimated_tokens + 2
+    else:
+        assert expected.action is not None
+        assert counter.texts == ["hi"]
+
+
+def test_without_the_counts_the_same_resume_counts_exactly(tmp_path: Path) -> None:
+    history = [*_history(30), UserMessage(content="hi", timestamp=iso_timestamp(NOW))]
+    pipeline, counter = _pipeline(tmp_path, [], bounds_first=True)
+    pipeline.project(history)
+    assert len(counter.texts) > 30
+
+
+def test_an_unknown_system_prompt_is_counted(tmp_path: Path) -> None:
+    """The checks read the system prompt's count: with it unknown (written in another folder), a
+    projection over the quiet floor is counted exactly."""
+    history = _history(30)
+    prompt_digest = facts_module.text_digest(FIXED[0].encode())
+    counts = [c for c in _session_counts(history) if c[0] != prompt_digest]
+    pipeline, counter = _pipeline(tmp_path, counts, bounds_first=True)
+    projection = pipeline.project([*history, UserMessage(content="hi", timestamp=iso_timestamp(NOW))])
+    assert not projection.estimate_is_upper_bound
+    assert FIXED[0] in counter.texts
+    # Under every quiet floor its upper bound is enough.
+    pipeline, counter = _pipeline(tmp_path, counts, bounds_first=True)
+    assert pipeline.project([*_history(4), UserMessage(content="hi", timestamp=iso_timestamp(NOW))]).estimate_is_upper_bound
+    assert counter.texts == []
