@@ -135,6 +135,9 @@ def compute_facts(message: Message, count: Callable[[str], int]) -> EntryFacts:
 
 # At most this many digests are kept (the newest win): a resume needs the view's, not the history's.
 MAX_KNOWN_COUNTS = 20_000
+# Exact counts of the texts the pipeline writes itself in place of others (microcompact's marker,
+# agent_repl.context.state.CLEARED_TOOL_RESULT), known without the encoder; a test checks them.
+FIXED_TEXT_COUNTS = {"[Old tool result content cleared]": 7}
 # The longest of cl100k's tokens, in bytes: no text has fewer tokens than its length over this.
 LONGEST_TOKEN_BYTES = 128
 
@@ -160,7 +163,7 @@ class FactCache:
         self._count = count
         self._remember = remember
         self._entries: dict[int, tuple[Message, EntryFacts]] = {}
-        self._texts: dict[str, int] = {}
+        self._texts: dict[str, int] = dict(FIXED_TEXT_COUNTS)
         # digest -> (UTF-8 bytes, exact count), oldest first.
         self._known: dict[str, tuple[int, int]] = {}
         self._counted: list[tuple[str, int, int]] = []

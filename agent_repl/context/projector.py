@@ -51,6 +51,24 @@ class _Uncounted(Exception):
     """A check asked for the count of a text nobody has counted."""
 
 
+# What a projection's state holds besides its decisions: shared, or the counts themselves.
+_NOT_DECIDED = frozenset({"config", "facts", "scratch", "clock"})
+
+
+def _decided(projection: Projection) -> tuple[object, ...]:
+    """What a projection sends and decides, without the ids and times a run makes up."""
+    return (
+        projection.wire,
+        projection.body_extras,
+        projection.cache,
+        projection.loaded_tools,
+        projection.prompt_seed,
+        projection.chain_after,
+        [r.model_dump(exclude={"timestamp"}) for r in projection.records],
+        [m.model_dump(exclude={"uuid", "timestamp"}) for m in projection.new_messages],
+    )
+
+
 def _known_only(facts: FactCache) -> Callable[[str], int]:
     def count(text: str) -> int:
         known = facts.known(text) if text else 0
@@ -130,30 +148,35 @@ class Pipeline:
         return projection
 
     def _project_with_bounds(self, history: list[Message]) -> Projection | None:
-        """The projection counted with upper bounds (`FactCache.upper_bound`, no encoder to load)
-        when they cannot change a decision, else None (the caller counts exactly).
+        """The projection counted with upper bounds (`FactCache.upper_bound`: the exact count of a
+        text this process knows, no encoder to load) when they cannot change a decision, else None
+        (the caller counts exactly).
 
-        Trusted only when, on a copy of the state, no stage decided anything (no record, history
-        entry or effect) and no check acted, with the bounded estimate under every check's
+        Trusted when, on a copy of the state, no stage decided anything (no record, history entry
+        or effect) and no check acted, with the bounded estimate under every check's
         `quiet_below`: each stage acts only once a count reaches a threshold, so with exact counts,
-        which are never higher, none would act either. Server-side clears pick their batch by the
-        sizes themselves, so they always count exactly; so does a request whose new entries could
-        teach the ratio (`MIN_DELTA_FOR_RATIO`). Its estimate, an upper bound, is no sample of the
-        estimate's error."""
+        which are never higher, none would act either. Else, when the texts not known are few and
+        short (`_same_at_lower_bounds`), trusted when the same run with them at their lower bounds
+        decides the same. Server-side clears pick their batch by the sizes themselves, so they
+        always count exactly; so does a request whose new entries could teach the ratio
+        (`MIN_DELTA_FOR_RATIO`). Its estimate, an upper bound, is no sample of the estimate's error."""
         if self.state.config.server_clear:
             return None
         exact = self.state.facts
         trial = replace(self.state.copy(), facts=FactCache(count=exact.upper_bound, remember=False))
         projection, effects = self._run(history, trial)
-        if effects or projection.records or projection.new_messages or projection.action is not None:
+        if effects or projection.action is not None:
             return None
         quiet = min((c.quiet_below(trial) for c in self.stages if isinstance(c, Check)), default=math.inf)
-        if projection.estimated_tokens >= quiet and not self._quiet_throughout(projection, trial):
+        decided = bool(projection.records or projection.new_messages)
+        if (decided or projection.estimated_tokens >= quiet) and not self._same_at_lower_bounds(
+            history, projection, trial
+        ):
             return None
         delta = self._delta_since_usage(projection.view, trial)
         if delta is not None and delta[1] >= MIN_DELTA_FOR_RATIO:
             return None
-        # What the run changed outside records (derived per projection), as the exact run would have.
+        # What the run changed (its records applied, what it derives per projection), as the exact run would have.
         for name in (f.name for f in fields(trial) if f.name not in ("facts", "scratch")):
             setattr(self.state, name, getattr(trial, name))
         self.state.scratch.clear()
@@ -162,21 +185,27 @@ class Pipeline:
         projection.estimate_is_upper_bound = True
         return projection
 
-    def _quiet_throughout(self, projection: Projection, trial: PipelineState) -> bool:
-        """Whether every check stays quiet at each count the exact estimate could be: from the
-        estimate with the texts this process has not counted at their lower bounds up to the one
-        with them at their upper bounds. Tried when that span is narrow (after a resume, whose
-        transcript gave the counts of the texts it had counted, only the new texts are unknown).
-        The checks run on counts known exactly; one that asks for another text's count decides
-        nothing here."""
+    def _same_at_lower_bounds(self, history: list[Message], projection: Projection, trial: PipelineState) -> bool:
+        """Whether the exact counts could not decide otherwise than the upper bounds did: the same
+        run with the texts this process has not counted at their lower bounds makes the same
+        request, records, entries and state, its estimate is at most `MAX_UNCOUNTED_SPAN` under
+        the bounded one, and every check stays quiet at each count between the two. The checks
+        run there on counts known exactly; one that asks for another text's count decides
+        nothing. After a resume whose transcript gave its session's counts, only the new texts
+        (the prompt) are not known."""
         exact = self.state.facts
-        low = token_count_with_estimation(projection.view, replace(trial, facts=FactCache(count=exact.lower_bound, remember=False)))
-        high = projection.estimated_tokens
-        if high - low > MAX_UNCOUNTED_SPAN:
+        low_state = replace(self.state.copy(), facts=FactCache(count=exact.lower_bound, remember=False))
+        low, effects = self._run(history, low_state)
+        lowest, highest = sorted((low.estimated_tokens, projection.estimated_tokens))
+        if effects or low.action is not None or highest - lowest > MAX_UNCOUNTED_SPAN:
+            return False
+        if _decided(low) != _decided(projection):
+            return False
+        if any(getattr(low_state, f.name) != getattr(trial, f.name) for f in fields(trial) if f.name not in _NOT_DECIDED):
             return False
         checking = replace(trial, facts=FactCache(count=_known_only(exact), remember=False))
         try:
-            return all(self._check(tokens, checking) is None for tokens in range(low, high + 1))
+            return all(self._check(tokens, checking) is None for tokens in range(lowest, highest + 1))
         except _Uncounted:
             return False
 

@@ -4,6 +4,7 @@ record is never trusted (the text is counted again), and projections decide as w
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from agent_repl.context import projector
 from agent_repl.context.facts import FactCache
 from agent_repl.context.pipeline import context_pipeline
 from agent_repl.context.records import apply
-from agent_repl.context.state import PipelineConfig, PipelineState
+from agent_repl.context.state import CLEARED_TOOL_RESULT, PipelineConfig, PipelineState
 from agent_repl.core.model.messages import (
     AssistantMessage,
     Message,
@@ -87,6 +88,13 @@ def test_a_count_for_a_text_of_another_length_is_not_used() -> None:
     assert counter.texts == [TEXT]
 
 
+def test_the_fixed_texts_counts_are_exact() -> None:
+    assert CLEARED_TOOL_RESULT in facts_module.FIXED_TEXT_COUNTS
+    for text, count in facts_module.FIXED_TEXT_COUNTS.items():
+        assert cl100k_tokens(text) == count
+        assert FactCache(count=len).text_tokens(text) == count
+
+
 def test_the_known_counts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(facts_module, "MAX_KNOWN_COUNTS", 3)
     live = FactCache(count=len)
@@ -119,12 +127,14 @@ def _history(results: int) -> list[Message]:
     return history
 
 
-def _pipeline(tmp_path: Path, counts: list[tuple[str, int, int]], *, bounds_first: bool):
+def _pipeline(
+    tmp_path: Path, counts: list[tuple[str, int, int]], *, bounds_first: bool, now: datetime = NOW, **config: object
+):
     counter = CountingExactly()
-    config = PipelineConfig(autocompact_on=True, fixed_prompt=FIXED)
-    config.set_window(WINDOW)
-    pipeline = context_pipeline(config, tmp_path / "results")
-    pipeline.state = PipelineState(config=config, facts=FactCache(count=counter), clock=lambda: NOW)
+    settings = PipelineConfig(autocompact_on=True, fixed_prompt=FIXED, **config)  # type: ignore[arg-type]
+    settings.set_window(WINDOW)
+    pipeline = context_pipeline(settings, tmp_path / "results")
+    pipeline.state = PipelineState(config=settings, facts=FactCache(count=counter), clock=lambda: now)
     apply(pipeline.state, TokenCountsRecord.of(counts))
     pipeline.bounds_first = bounds_first
     return pipeline, counter
@@ -192,3 +202,32 @@ def test_an_unknown_system_prompt_is_counted(tmp_path: Path) -> None:
     pipeline, counter = _pipeline(tmp_path, counts, bounds_first=True)
     assert pipeline.project([*_history(4), UserMessage(content="hi", timestamp=iso_timestamp(NOW))]).estimate_is_upper_bound
     assert counter.texts == []
+
+
+def test_a_resume_after_the_cache_expired_clears_as_exact_counts_without_counting(tmp_path: Path) -> None:
+    """A resume hours later clears old tool results first (time-based microcompact), a decision
+    whose record holds the tokens it saved: with the session's counts known it is the same
+    record, entries and request, and no text is counted."""
+    history = _history(30)
+    counts = _session_counts(history)
+    resumed = [*history, UserMessage(content="hi", timestamp=iso_timestamp(NOW + timedelta(hours=3)))]
+    later = NOW + timedelta(hours=3)
+    exact, _ = _pipeline(tmp_path / "exact", [], bounds_first=False, now=later, clearable_tools=frozenset({"Read"}))
+    expected = exact.project(resumed)
+    assert expected.records and expected.records[0].type == "microcompact-clear"
+    pipeline, counter = _pipeline(tmp_path / "known", counts, bounds_first=True, now=later, clearable_tools=frozenset({"Read"}))
+    projection = pipeline.project(resumed)
+    assert counter.texts == []
+    assert projection.wire == expected.wire
+    assert projection.action == expected.action is None
+    assert [r.model_dump(exclude={"timestamp"}) for r in projection.records] == [
+        r.model_dump(exclude={"timestamp"}) for r in expected.records
+    ]
+    assert [m.model_dump(exclude={"uuid", "timestamp"}) for m in projection.new_messages] == [
+        m.model_dump(exclude={"uuid", "timestamp"}) for m in expected.new_messages
+    ]
+    assert pipeline.state.microcompact == exact.state.microcompact
+    # Without the counts, the same decision is counted exactly.
+    uncounted, counter = _pipeline(tmp_path / "uncounted", [], bounds_first=True, now=later, clearable_tools=frozenset({"Read"}))
+    assert not uncounted.project(resumed).estimate_is_upper_bound
+    assert counter.texts
