@@ -9,6 +9,7 @@ it forgets entries that have left the view.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -216,17 +217,28 @@ class FactCache:
             self._keep(digest, len(data), count)
 
     def _keep(self, digest: str, size: int, count: int) -> None:
-        self._known.pop(digest, None)
         self._known[digest] = (size, count)
         if len(self._known) > MAX_KNOWN_COUNTS:
-            del self._known[next(iter(self._known))]
+            self._trim()
 
-    def learn(self, counts: Iterable[tuple[str, int, int]]) -> None:
-        """Exact counts read back from the transcript; an implausible one is passed over (the text
-        is then counted)."""
-        for digest, size, count in counts:
-            if isinstance(digest, str) and plausible_count(size, count):
-                self._keep(digest, size, count)
+    def _trim(self) -> None:
+        """Forget the oldest digests over `MAX_KNOWN_COUNTS`."""
+        known = self._known
+        for digest in list(itertools.islice(known, len(known) - MAX_KNOWN_COUNTS)):
+            del known[digest]
+
+    def learn(self, counts: Iterable[object]) -> None:
+        """Exact counts read back from the transcript, [digest, UTF-8 bytes, count] each; one not
+        of that shape or implausible for its length is passed over (the text is then counted)."""
+        known = self._known
+        for entry in counts:
+            if not isinstance(entry, list | tuple) or len(entry) != 3:
+                continue
+            digest, size, count = entry
+            if type(size) is int and type(count) is int and isinstance(digest, str) and plausible_count(size, count):
+                known[digest] = (size, count)
+        if len(known) > MAX_KNOWN_COUNTS:
+            self._trim()
 
     def take_counted(self) -> list[tuple[str, int, int]]:
         """The texts counted here since the last call, for the transcript (once)."""

@@ -230,25 +230,28 @@ class TokenRatioRecord(SideRecord):
 
 
 class TokenCountsRecord(SideRecord):
-    """Exact cl100k counts of long texts the session counted, so a resume knows them without the
-    encoder: each entry is (digest of the text's UTF-8, its length in bytes, its count), and
-    `check` is the digest of the entries (`counts_check`); a record whose check fails is ignored."""
+    """Exact cl100k counts of texts the session counted, so a resume knows them without the
+    encoder: each entry is [digest of the text's UTF-8, its length in bytes, its count], and
+    `check` is the digest of the entries (`counts_check`); a record whose check fails is ignored.
+    The entries are checked where they are used (`FactCache.learn`), not validated one by one here:
+    a resume reads every such record."""
 
     type: Literal["token-counts"] = "token-counts"
-    counts: list[tuple[str, int, int]]
+    counts: list[Any]
     check: str = ""
 
     @classmethod
     def of(cls, counts: list[tuple[str, int, int]]) -> TokenCountsRecord:
-        return cls(counts=counts, check=counts_check(counts))
+        entries = [list(c) for c in counts]
+        return cls(counts=entries, check=counts_check(entries))
 
     def intact(self) -> bool:
         """Whether the entries are the ones written (a damaged record could under-count)."""
         return self.check == counts_check(self.counts)
 
 
-def counts_check(counts: list[tuple[str, int, int]]) -> str:
-    canonical = json.dumps([list(c) for c in counts], separators=(",", ":")).encode()
+def counts_check(counts: list[Any]) -> str:
+    canonical = json.dumps(counts, separators=(",", ":")).encode()
     return hashlib.blake2b(canonical, digest_size=8).hexdigest()
 
 

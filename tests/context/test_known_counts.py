@@ -25,7 +25,7 @@ from agent_repl.core.model.messages import (
     iso_timestamp,
 )
 from agent_repl.core.model.tokens import cl100k_tokens, cl100k_upper_bound
-from agent_repl.transcript.records import SideRecordRegistry, TokenCountsRecord
+from agent_repl.transcript.records import SideRecordRegistry, TokenCountsRecord, counts_check
 
 from .test_bounds_first import NOW, CountingExactly
 
@@ -76,6 +76,18 @@ def test_an_implausible_count_is_not_trusted_even_with_a_matching_check(count: i
     [(digest, size, _)] = live.take_counted()
     resumed, counter = _learned([(digest, size, count)])
     assert resumed.text_tokens(TEXT) == cl100k_tokens(TEXT)
+    assert counter.texts == [TEXT]
+
+
+def test_entries_of_another_shape_are_passed_over() -> None:
+    live = FactCache()
+    live.text_tokens(TEXT)
+    [(digest, size, count)] = live.take_counted()
+    entries = [[digest], "text", None, [digest, True, count], [digest, float(size), count]]
+    record = SideRecordRegistry().parse(TokenCountsRecord(counts=entries, check=counts_check(entries)).to_json())
+    assert isinstance(record, TokenCountsRecord) and record.intact()
+    resumed, counter = _learned([], record)
+    resumed.text_tokens(TEXT)
     assert counter.texts == [TEXT]
 
 
