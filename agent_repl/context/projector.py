@@ -341,7 +341,8 @@ class Pipeline:
         """The exact counts of the texts counted since the last call, as a record for the caller
         to write (once): a resume then knows them without loading the encoder."""
         counted = self.state.facts.take_counted()
-        return [TokenCountsRecord.of(counted)] if counted else []
+        # A sub-agent's transcript is never resumed: its counts would only add lines to it.
+        return [TokenCountsRecord.of(counted)] if counted and self.state.config.main_thread else []
 
     def _delta_since_usage(self, view: list[Message], state: PipelineState) -> tuple[int, int] | None:
         """(tokens the last usage already counted, cl100k tokens of what came after it), cache-deleted

@@ -313,4 +313,7 @@ async def test_a_record_written_after_a_torn_line_starts_on_a_new_line(project, 
     assert [m.text() for m in loaded.messages if m.type != "system"][-2:] == ["second", "Two."]
     assert len(loaded.warnings) == 1 and "malformed JSON" in loaded.warnings[0]
     lines = transcript.read_bytes().split(b"\n")
-    assert json.loads(lines[-2])["message"]["content"][0]["text"] == "Two."
+    torn = next(i for i, line in enumerate(lines) if line.endswith(b'{"type":"te'))
+    # Every line after the torn one is whole (the last entry, then the turn's side records).
+    entries = [r for r in map(json.loads, filter(None, lines[torn + 1 :])) if "message" in r]
+    assert entries[-1]["message"]["content"][0]["text"] == "Two."
