@@ -25,7 +25,7 @@ loop() {  # loop NAME RUNS: clone, set up, run the suite RUNS times (0: until DI
   while [ "$runs" -eq 0 ] || [ "$i" -lt "$runs" ]; do
     [ "$runs" -eq 0 ] && [ -e "$dir/stop" ] && break
     i=$((i + 1)); start=$(date +%s)
-    make -C "$dir/$name" test > "$dir/$name.run$i.log" 2>&1; rc=$?
+    make --no-print-directory -C "$dir/$name" test > "$dir/$name.run$i.log" 2>&1; rc=$?
     echo "run $i rc=$rc $(( $(date +%s) - start ))s $(tail -1 "$dir/$name.run$i.log")" >> "$dir/$name.summary"
   done
 }
