@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from agent_repl.ui.app import AgentApp
-from agent_repl.ui.widgets.conversation import tail_start
+from agent_repl.ui.widgets.conversation import Conversation, tail_start
 from agent_repl.ui.widgets.messages import NoticeView
 
 from .conftest import StaticLauncher, fixed_session
@@ -64,7 +64,9 @@ async def test_a_long_resumed_session_mounts_a_window_and_scrolls_back_to_the_st
         assert conversation.children[-1].item.text == "A new answer."
 
 
-async def test_a_long_history_draws_the_screenful_at_its_end_first_and_mounts_the_rest_of_its_window_after(tmp_path):
+async def test_a_long_history_draws_the_screenful_at_its_end_first_and_mounts_the_rest_of_its_window_after(
+    tmp_path,
+):
     project = tmp_path / "p"
     project.mkdir()
     session = fixed_session(long_history(300), cwd=project, home=tmp_path / "home")
@@ -87,7 +89,21 @@ async def test_a_long_history_draws_the_screenful_at_its_end_first_and_mounts_th
         assert conversation.children[-1].item is conversation.view.items[-1]
 
 
-async def test_scrolling_up_before_the_rest_of_the_window_is_mounted_keeps_the_text_on_screen_still(tmp_path):
+async def test_scrolling_up_before_the_rest_of_the_window_is_mounted_keeps_the_text_on_screen_still(
+    tmp_path, monkeypatch
+):
+    # The rest of the window is held until the test has scrolled: on a loaded machine its short
+    # timer could otherwise fire before the scroll (seen in a soak: window_pending already False).
+    held: list = []
+    set_timer = Conversation.set_timer
+
+    def holding_set_timer(self, delay, callback=None, **kwargs):
+        if getattr(getattr(callback, "func", None), "__name__", "") == "_mount_window":
+            held.append(callback)
+            return None
+        return set_timer(self, delay, callback, **kwargs)
+
+    monkeypatch.setattr(Conversation, "set_timer", holding_set_timer)
     project = tmp_path / "p"
     project.mkdir()
     session = fixed_session(long_history(300), cwd=project, home=tmp_path / "home")
@@ -102,6 +118,8 @@ async def test_scrolling_up_before_the_rest_of_the_window_is_mounted_keeps_the_t
         assert conversation.window_pending
         top = next(w for w in conversation.children if w.region.y >= conversation.region.y)
         on_screen = top.region.y
+        assert len(held) == 1
+        await held[0]()
         await wait_for(pilot, lambda: not conversation.window_pending, what="the rest of the window")
         await pilot.pause()
         assert conversation.first < len(conversation.view.items) - 20
