@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid as uuidlib
 from pathlib import Path
@@ -190,6 +191,17 @@ def _wait(child: subprocess.Popen[Any], timeout: float = 600) -> tuple[int, floa
         time.sleep(0.002)
 
 
+def _wait_reading(child: subprocess.Popen[str]) -> tuple[int, float, float, list[str]]:
+    """`_wait` for a child whose output is read: the output is read in a thread, so that its peak
+    is read while it runs (reading to the end first left only an exited child, with no peak)."""
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(child.stdout or ()), daemon=True)
+    reader.start()
+    status, peak, cpu = _wait(child)
+    reader.join()
+    return status, peak, cpu, lines
+
+
 def _high_water_kb(pid: int) -> int:
     """The peak resident size of the program `pid` runs now, in kB (0 once it has exited)."""
     try:
@@ -306,14 +318,13 @@ def measure_app(transcript: Path, work: Path, code: Path | None) -> dict[str, fl
         [sys.executable, str(Path(__file__).resolve()), "--child-app", SESSION_ID],
         cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert child.stdout is not None
+    status, peak, cpu, lines = _wait_reading(child)
     shown = shown_cpu = drawn = drawn_cpu = None
-    for line in child.stdout:
+    for line in lines:
         if line.startswith("SHOWN "):
             shown, shown_cpu = float(line.split()[1]) - started, float(line.split()[2])
         elif line.startswith("DRAWN "):
             drawn, drawn_cpu = float(line.split()[1]) - started, float(line.split()[2])
-    status, peak, cpu = _wait(child)
     if status != 0 or shown is None:
         raise SystemExit(f"the app failed ({status}): {child.stderr.read()[-2000:] if child.stderr else ''}")
     return {

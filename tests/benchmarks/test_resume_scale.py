@@ -36,3 +36,17 @@ def test_the_peak_is_the_childs_own_not_this_process(tmp_path: Path) -> None:
     del ballast
     assert status == 0
     assert 40 <= peak_mb < 150
+
+
+def test_a_child_whose_output_is_read_still_has_its_peak_measured() -> None:
+    import subprocess
+    import sys
+
+    from benchmarks.resume_scale import _wait_reading
+
+    code = "import time; block = bytearray(40 * 1024 * 1024); block[::4096] = b'y' * len(block[::4096]); print('SHOWN 1 2', flush=True); time.sleep(0.3)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    status, peak_mb, _, lines = _wait_reading(child)
+    assert status == 0
+    assert lines == ["SHOWN 1 2\n"]
+    assert peak_mb >= 40
