@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -152,6 +153,10 @@ def plausible_count(size: int, count: int) -> bool:
     return 0 < count <= size <= count * LONGEST_TOKEN_BYTES
 
 
+class UncountedText(Exception):
+    """A count was asked, under `FactCache.known_only`, of a text nobody has counted."""
+
+
 class FactCache:
     """`count`: how a text's cl100k tokens are counted (exactly, unless a projection is trying
     upper bounds first: agent_repl.context.projector).
@@ -182,6 +187,21 @@ class FactCache:
                 self._note(text, cached)
             self._texts[text] = cached
         return cached
+
+    @contextmanager
+    def known_only(self) -> Iterator[None]:
+        """Within it, a text not counted before (here, or by the session a resume read the counts
+        of) raises UncountedText instead of being counted: what can be known without the encoder."""
+        count = self._count
+
+        def refuse(text: str) -> int:
+            raise UncountedText
+
+        self._count = refuse
+        try:
+            yield
+        finally:
+            self._count = count
 
     def known(self, text: str) -> int | None:
         """The exact count when this cache knows it (counted, or read back by digest), else None."""
@@ -235,7 +255,12 @@ class FactCache:
             if not isinstance(entry, list | tuple) or len(entry) != 3:
                 continue
             digest, size, count = entry
-            if type(size) is int and type(count) is int and isinstance(digest, str) and plausible_count(size, count):
+            if (
+                type(size) is int
+                and type(count) is int
+                and isinstance(digest, str)
+                and plausible_count(size, count)
+            ):
                 known[digest] = (size, count)
         if len(known) > MAX_KNOWN_COUNTS:
             self._trim()

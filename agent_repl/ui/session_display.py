@@ -44,7 +44,9 @@ class SessionDisplay:
             ViewMarks.from_state(state),
             subagents,
             session.tool_displays,
-            earlier=(earlier.count, partial(asyncio.to_thread, earlier.load)) if earlier is not None else None,
+            earlier=(earlier.count, partial(asyncio.to_thread, earlier.load))
+            if earlier is not None
+            else None,
         )
         if not self.conversation.view.items:
             await self.conversation.add_notice(WELCOME.format(cwd=session.cwd), "info")
@@ -76,7 +78,11 @@ class SessionDisplay:
         from agent_repl.core.model.todos import parse_todos
 
         structured = event.message.tool_use_result
-        todos = parse_todos(structured.get("newTodos")) if isinstance(structured, dict) and not event.is_error else None
+        todos = (
+            parse_todos(structured.get("newTodos"))
+            if isinstance(structured, dict) and not event.is_error
+            else None
+        )
         if todos is not None:
             self.todos.show(todos)
 
@@ -100,10 +106,13 @@ class SessionDisplay:
         self.status.set_context(next_request_tokens, config.context_window, config.effective_window)
 
     def count_context_after_paint(self, session: Session) -> None:
-        """The context figure of a session just shown, counted once its history is drawn: the
-        token encoder the count may need is loaded in a thread first, while the screen is drawn."""
+        """The context figure of a session just shown, counted once its history is drawn: from the
+        counts its transcript gave when they cover every text, else with the token encoder, loaded
+        in a thread first, while the screen is drawn."""
 
         async def count() -> None:
+            if self._figure_from_known_counts(session):
+                return
             from agent_repl.core.model.tokens import cl100k_tokens
 
             await asyncio.to_thread(cl100k_tokens, "load the encoder")
@@ -112,6 +121,23 @@ class SessionDisplay:
         self.status.call_after_refresh(
             self.status.run_worker, count, group="context-figure", exclusive=True, exit_on_error=False
         )
+
+    def _figure_from_known_counts(self, session: Session) -> bool:
+        """Whether the figure could be set from counts known already (a resumed session's
+        transcript holds its session's counts): loading the encoder holds the screen up to 0.1 s."""
+        from agent_repl.context.facts import UncountedText
+        from agent_repl.ui.session_info import pipeline_state
+
+        try:
+            facts = pipeline_state(session).facts
+        except TypeError:
+            return False
+        with facts.known_only():
+            try:
+                self.refresh_context_figure(session)
+            except UncountedText:
+                return False
+        return True
 
     def refresh_context_figure(self, session: Session) -> None:
         """The status line's context figure, from the dry-run projection /context shows as well."""

@@ -97,6 +97,31 @@ async def test_a_resumed_history_is_drawn_before_the_token_encoder_is_loaded(tmp
         assert "to autocompact" in str(app.status.render())
 
 
+async def test_a_resumed_history_whose_counts_are_known_shows_its_figure_without_loading_the_encoder(
+    tmp_path, monkeypatch
+):
+    import functools
+
+    from agent_repl.context.facts import FactCache
+    from agent_repl.core.model import tokens
+
+    def no_encoder():
+        raise AssertionError("the encoder was loaded")
+
+    monkeypatch.setattr(tokens, "_encoding", functools.cache(no_encoder))
+    # As if the transcript's token-counts records covered every text the view holds.
+    monkeypatch.setattr(
+        FactCache, "_known_count", lambda self, text: max(1, len(text) // 4) if text else None
+    )
+    app = _app(tmp_path)
+    seen: list = []
+    async with app.run_test(size=(100, 40), message_hook=seen.append) as pilot:
+        await wait_for(pilot, lambda: "SessionReady" in names(seen))
+        await wait_for(pilot, lambda: app.status.context_counted, what="the context figure")
+        assert not tokens.encoder_loaded()
+        assert "to autocompact" in str(app.status.render())
+
+
 async def test_help_cost_model_and_unknown_commands_render_their_results(tmp_path):
     app = _app(tmp_path)
     seen: list = []
