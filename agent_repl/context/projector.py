@@ -136,7 +136,9 @@ class Pipeline:
         them) and its effects run. A dry run is `preview`."""
         if dry_run:
             return self.preview(history)
-        projection = self._project_with_bounds(history) if self.bounds_first and not encoder_loaded() else None
+        projection = (
+            self._project_with_bounds(history) if self.bounds_first and not encoder_loaded() else None
+        )
         if projection is None:
             projection, effects = self._run(history, self.state)
             for effect in effects:
@@ -185,7 +187,9 @@ class Pipeline:
         projection.estimate_is_upper_bound = True
         return projection
 
-    def _same_at_lower_bounds(self, history: list[Message], projection: Projection, trial: PipelineState) -> bool:
+    def _same_at_lower_bounds(
+        self, history: list[Message], projection: Projection, trial: PipelineState
+    ) -> bool:
         """Whether the exact counts could not decide otherwise than the upper bounds did: the same
         run with the texts this process has not counted at their lower bounds makes the same
         request, records, entries and state, its estimate is at most `MAX_UNCOUNTED_SPAN` under
@@ -201,7 +205,11 @@ class Pipeline:
             return False
         if _decided(low) != _decided(projection):
             return False
-        if any(getattr(low_state, f.name) != getattr(trial, f.name) for f in fields(trial) if f.name not in _NOT_DECIDED):
+        if any(
+            getattr(low_state, f.name) != getattr(trial, f.name)
+            for f in fields(trial)
+            if f.name not in _NOT_DECIDED
+        ):
             return False
         checking = replace(trial, facts=FactCache(count=_known_only(exact), remember=False))
         try:
@@ -227,7 +235,9 @@ class Pipeline:
         """The same projection on `state`, by default a copy of this pipeline's: nothing here changes."""
         return self._run(history, state if state is not None else self.state.copy())[0]
 
-    def _run(self, history: list[Message], state: PipelineState) -> tuple[Projection, list[Callable[[], object]]]:
+    def _run(
+        self, history: list[Message], state: PipelineState
+    ) -> tuple[Projection, list[Callable[[], object]]]:
         state.scratch.clear()
         state.cold_after_minutes = cold_after_minutes(history, state)
         # The cleared set the cached prefix was written with (a stage may add a batch now).
@@ -269,13 +279,19 @@ class Pipeline:
         )
         if thinking.left_out:
             where = f"from wire message {thinking.first_changed}"
-            reports.append(StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}"))
+            reports.append(
+                StageReport("thinking", running or 0, running or 0, thinking.left_out, f"left out {where}")
+            )
         for stage in self._view_stages():
             stage.decorate(drafts, view, state)
         wire = [{"role": d.role, "content": d.content} for d in drafts]
         sources = [d.sources for d in drafts]
         # Where the next server-side batch would start: a breakpoint goes just before it.
-        next_clear = frontier(view, state, clearable_results(view, state), cached_clears) if state.config.server_clear else None
+        next_clear = (
+            frontier(view, state, clearable_results(view, state), cached_clears)
+            if state.config.server_clear
+            else None
+        )
         estimated = token_count_with_estimation(view, state)
         projection = Projection(
             view=view,
@@ -337,9 +353,16 @@ class Pipeline:
         records, self._unwritten = self._unwritten, []
         return records
 
-    def take_counts(self) -> list[Any]:
+    def take_counts(self, history: list[Message] | None = None) -> list[Any]:
         """The exact counts of the texts counted since the last call, as a record for the caller
-        to write (once): a resume then knows them without loading the encoder."""
+        to write (once): a resume then knows them without loading the encoder. `history`: the
+        session's, whose entries since the last projection (the turn's last reply, which the next
+        request's estimate takes from its usage) are counted first when the encoder is loaded
+        already, as it is in a live session that counts exactly, so a resume knows every text of
+        its view; print mode, which may not have loaded it, leaves them to the resume."""
+        if history is not None and self._last_view is not None and encoder_loaded():
+            for message in history[self._projected_length :]:
+                self.state.facts.get(message)
         counted = self.state.facts.take_counted()
         # A sub-agent's transcript is never resumed: its counts would only add lines to it.
         return [TokenCountsRecord.of(counted)] if counted and self.state.config.main_thread else []
@@ -369,7 +392,8 @@ class Pipeline:
         tokens, mc = self.state.tokens, self.state.microcompact
         actual = usage.total_input()
         cleared_by_server = sum(
-            int(edit.get("cleared_input_tokens") or 0) for edit in (context_management or {}).get("applied_edits") or []
+            int(edit.get("cleared_input_tokens") or 0)
+            for edit in (context_management or {}).get("applied_edits") or []
         )
         if tokens.pending_estimate is not None and actual > 0:
             tokens.errors.append((tokens.pending_estimate - actual) / actual)
@@ -398,4 +422,6 @@ class Pipeline:
         # What the stages freed since the last usage: the new usage counts it.
         self.state.snip.tokens_freed_since_usage = 0
         mc.freed_since_usage = mc.server_freed_since_usage = 0
-        return [m for stage in self._view_stages() for m in stage.observe(usage, cleared_by_server, self.state)]
+        return [
+            m for stage in self._view_stages() for m in stage.observe(usage, cleared_by_server, self.state)
+        ]

@@ -32,7 +32,9 @@ from .test_bounds_first import NOW, CountingExactly
 TEXT = "def f(x):\n    return x ** 2  # squared\n" * 60
 
 
-def _learned(counts: list[tuple[str, int, int]], record: TokenCountsRecord | None = None) -> tuple[FactCache, CountingExactly]:
+def _learned(
+    counts: list[tuple[str, int, int]], record: TokenCountsRecord | None = None
+) -> tuple[FactCache, CountingExactly]:
     counter = CountingExactly()
     state = PipelineState(facts=FactCache(count=counter))
     apply(state, record or TokenCountsRecord.of(counts))
@@ -84,7 +86,9 @@ def test_entries_of_another_shape_are_passed_over() -> None:
     live.text_tokens(TEXT)
     [(digest, size, count)] = live.take_counted()
     entries = [[digest], "text", None, [digest, True, count], [digest, float(size), count]]
-    record = SideRecordRegistry().parse(TokenCountsRecord(counts=entries, check=counts_check(entries)).to_json())
+    record = SideRecordRegistry().parse(
+        TokenCountsRecord(counts=entries, check=counts_check(entries)).to_json()
+    )
     assert isinstance(record, TokenCountsRecord) and record.intact()
     resumed, counter = _learned([], record)
     resumed.text_tokens(TEXT)
@@ -123,7 +127,10 @@ def test_the_known_counts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # The cost-aware trigger is on from this window: its quiet floor is far under the threshold.
 WINDOW = 200_000
-FIXED = ("the system prompt, which names the folder\n" * 10, '[{"name": "Read", "description": "reads"}]' * 20)
+FIXED = (
+    "the system prompt, which names the folder\n" * 10,
+    '[{"name": "Read", "description": "reads"}]' * 20,
+)
 
 
 def _history(results: int) -> list[Message]:
@@ -135,12 +142,21 @@ def _history(results: int) -> list[Message]:
         history.append(AssistantMessage(content=[use], message_id=f"msg_{n}", timestamp=iso_timestamp(NOW)))
         result = ToolResultBlock(tool_use_id=use.id, content=f"file {n}:" + " the" * 1_500)
         history.append(UserMessage(content=[result], timestamp=iso_timestamp(NOW)))
-    history.append(AssistantMessage(content=[TextBlock(text="Read them all.")], message_id="msg_end", timestamp=iso_timestamp(NOW)))
+    history.append(
+        AssistantMessage(
+            content=[TextBlock(text="Read them all.")], message_id="msg_end", timestamp=iso_timestamp(NOW)
+        )
+    )
     return history
 
 
 def _pipeline(
-    tmp_path: Path, counts: list[tuple[str, int, int]], *, bounds_first: bool, now: datetime = NOW, **config: object
+    tmp_path: Path,
+    counts: list[tuple[str, int, int]],
+    *,
+    bounds_first: bool,
+    now: datetime = NOW,
+    **config: object,
 ):
     counter = CountingExactly()
     settings = PipelineConfig(autocompact_on=True, fixed_prompt=FIXED, **config)  # type: ignore[arg-type]
@@ -168,7 +184,9 @@ def _encoder_not_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("results", [4, 30, 100, 115])
-def test_a_resume_with_its_counts_decides_as_exact_counts_without_counting(tmp_path: Path, results: int) -> None:
+def test_a_resume_with_its_counts_decides_as_exact_counts_without_counting(
+    tmp_path: Path, results: int
+) -> None:
     """4: under every quiet floor; 30 and 100: over the cost-aware trigger's floor, where the
     decision needs the exact count, which only the new prompt's lack; 115: over the threshold."""
     history = _history(results)
@@ -212,7 +230,9 @@ def test_an_unknown_system_prompt_is_counted(tmp_path: Path) -> None:
     assert FIXED[0] in counter.texts
     # Under every quiet floor its upper bound is enough.
     pipeline, counter = _pipeline(tmp_path, counts, bounds_first=True)
-    assert pipeline.project([*_history(4), UserMessage(content="hi", timestamp=iso_timestamp(NOW))]).estimate_is_upper_bound
+    assert pipeline.project(
+        [*_history(4), UserMessage(content="hi", timestamp=iso_timestamp(NOW))]
+    ).estimate_is_upper_bound
     assert counter.texts == []
 
 
@@ -224,10 +244,14 @@ def test_a_resume_after_the_cache_expired_clears_as_exact_counts_without_countin
     counts = _session_counts(history)
     resumed = [*history, UserMessage(content="hi", timestamp=iso_timestamp(NOW + timedelta(hours=3)))]
     later = NOW + timedelta(hours=3)
-    exact, _ = _pipeline(tmp_path / "exact", [], bounds_first=False, now=later, clearable_tools=frozenset({"Read"}))
+    exact, _ = _pipeline(
+        tmp_path / "exact", [], bounds_first=False, now=later, clearable_tools=frozenset({"Read"})
+    )
     expected = exact.project(resumed)
     assert expected.records and expected.records[0].type == "microcompact-clear"
-    pipeline, counter = _pipeline(tmp_path / "known", counts, bounds_first=True, now=later, clearable_tools=frozenset({"Read"}))
+    pipeline, counter = _pipeline(
+        tmp_path / "known", counts, bounds_first=True, now=later, clearable_tools=frozenset({"Read"})
+    )
     projection = pipeline.project(resumed)
     assert counter.texts == []
     assert projection.wire == expected.wire
@@ -240,6 +264,33 @@ def test_a_resume_after_the_cache_expired_clears_as_exact_counts_without_countin
     ]
     assert pipeline.state.microcompact == exact.state.microcompact
     # Without the counts, the same decision is counted exactly.
-    uncounted, counter = _pipeline(tmp_path / "uncounted", [], bounds_first=True, now=later, clearable_tools=frozenset({"Read"}))
+    uncounted, counter = _pipeline(
+        tmp_path / "uncounted", [], bounds_first=True, now=later, clearable_tools=frozenset({"Read"})
+    )
     assert not uncounted.project(resumed).estimate_is_upper_bound
     assert counter.texts
+
+
+def test_a_live_session_writes_the_count_of_its_turns_last_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next request's estimate takes the last reply from its usage, so no projection counts it
+    before the turn ends: with the encoder loaded (a live session counting exactly) it is counted
+    then, so a resume knows every text of its view; print mode, without it, leaves it."""
+    history = _history(2)
+    reply = AssistantMessage(
+        content=[TextBlock(text="The last answer of the turn, in a few words.")], message_id="msg_last"
+    )
+    config = PipelineConfig(autocompact_on=True, fixed_prompt=FIXED)
+    config.set_window(WINDOW)
+
+    def written(loaded: bool) -> set[int]:
+        monkeypatch.setattr(projector, "encoder_loaded", lambda: loaded)
+        pipeline = context_pipeline(config, tmp_path / str(loaded))
+        pipeline.state = PipelineState(config=config, clock=lambda: NOW)
+        pipeline.project(history)
+        [record] = pipeline.take_counts([*history, reply])
+        return {size for _, size, _ in record.counts}
+
+    assert len(reply.content[0].text.encode()) in written(True)
+    assert len(reply.content[0].text.encode()) not in written(False)

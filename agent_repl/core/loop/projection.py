@@ -140,7 +140,8 @@ class Projector(Protocol):
         """The records the last `observe_response` applied (what it learned), for the caller to write."""
         ...
 
-    def take_counts(self) -> list[Any]:
+    def take_counts(self, history: list[Message] | None = None) -> list[Any]:
         """The exact token counts learned since the last call, as records for the caller to write
-        at a turn's end (what a resume reads instead of counting again)."""
+        at a turn's end (what a resume reads instead of counting again); `history`, the session's,
+        lets it count the turn's last entries too."""
         ...

@@ -114,7 +114,7 @@ async def _turn(session: TurnSession, prompt: str, max_turns: int | None) -> Asy
             case Retry(transition=transition) | Continue(transition=transition):
                 state.transition = transition
     last = _ended(session, state, ended.reason)
-    for record in session.projector.take_counts():
+    for record in session.projector.take_counts(session.messages):
         await session.append_record(record)
     yield last
 
