@@ -5,8 +5,10 @@ thought is folded to its first lines and opens with Enter (or a click)."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 
-from .tmux import TmuxBed, tmux, unwrapped
+from .tmux import Terminal, TmuxBed, tmux, unwrapped
 
 READY = "/help lists commands"
 INLINE_READY = "/help for help"
@@ -26,6 +28,19 @@ def steps() -> list[dict]:
 def styled_screen(name: str) -> str:
     """The pane with its colours and attributes as escape sequences."""
     return tmux("capture-pane", "-p", "-e", "-t", name).stdout
+
+
+def settled_styled_screen(term: Terminal, condition: Callable[[str], bool], timeout: float = 15.0) -> str:
+    """The styled pane once the turn has ended and `condition` holds (or the last one captured at
+    the timeout): a capture taken while the app repaints can hold half of two frames (seen under a
+    soak's load: the first note drawn over the prompt's row)."""
+    term.wait_until_gone("esc to interrupt")
+    deadline = time.monotonic() + timeout
+    while True:
+        styled = styled_screen(term.name)
+        if condition(styled) or time.monotonic() > deadline:
+            return styled
+        time.sleep(0.1)
 
 
 def _attributes(codes: list[str]) -> set[str]:
@@ -74,7 +89,7 @@ def test_three_notes_show_dimmed_between_the_tool_calls_in_the_app(tmux_bed: Tmu
     term.submit("look around")
     screen = term.wait_for("Checked all three.")
     assert in_order(screen, NOTES[0], "Glob", NOTES[1], "Glob", NOTES[2], "Glob", "Checked all three.")
-    styled = styled_screen(term.name)
+    styled = settled_styled_screen(term, lambda styled: all(is_dimmed(styled, note) for note in NOTES))
     assert all(is_dimmed(styled, note) for note in NOTES), styled
     assert not is_dimmed(styled, "Checked all three.")
 
