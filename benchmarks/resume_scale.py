@@ -10,12 +10,16 @@ For each size, in one run and in fresh processes:
 - the floor: reading the file and parsing every line with `json.loads`;
 - `agent-repl --resume ID -p hi`: from spawn to the emulator receiving its first request, the
   whole run, and the process's peak RSS (its own VmHWM, read while it runs);
-- the full-screen app (headless, Textual's pilot) from spawn until the resumed session is shown
+- the full-screen app as `agent-repl --resume ID` launches it (the CLI's own path: credentials
+  moved out of the environment, settings, the model check and the resume in the launcher's thread),
+  headless under Textual's pilot, from spawn until the resumed session is shown
   (the newest history entry mounted and painted), and its peak RSS. "Drawn" is when the first
   frame holding the newest entry went to the terminal; "shown" waits after that until the app is
   idle (the pilot's pause: no CPU used for 20 ms), so it also counts what the app does right after
   the paint (in threads too).
-Each code's packages are compiled to bytecode first, as an installed package is, so that no run
+A resume runs in a home that holds the endpoint's model list, as the home of the session that wrote
+the transcript does (the fresh `-p` runs are a newcomer's: they ask for it). Each code's packages are
+compiled to bytecode first, as an installed package is, so that no run
 pays for compiling them (PYTHONDONTWRITEBYTECODE would otherwise have every run compile its
 modules again). With `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`),
 each measurement also runs with that code, interleaved. Medians are printed, with the ratio to the
@@ -219,12 +223,20 @@ def _session_home(transcript: Path | None, work: Path) -> tuple[Path, Path]:
     from agent_repl.transcript.paths import project_dir
 
     home, project = work / "home", PROJECT
+    # A resumed session's home holds what the session that wrote it kept there: the endpoint's
+    # model list (so the launch does not ask for it again) is carried from one run to the next.
+    kept = work.parent / "kept-model-cache"
+    if (home / "cache").is_dir():
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(home / "cache", kept)
     shutil.rmtree(work, ignore_errors=True)
     project.mkdir(parents=True, exist_ok=True)
     sessions = project_dir(home, project.resolve())
     sessions.mkdir(parents=True)
     if transcript is not None:
         shutil.copy(transcript, sessions / f"{SESSION_ID}.jsonl")
+        if kept.is_dir():
+            shutil.copytree(kept, home / "cache")
     return home, project
 
 
@@ -310,9 +322,9 @@ def measure_print(
     }
 
 
-def measure_app(transcript: Path, work: Path, code: Path | None) -> dict[str, float]:
+def measure_app(transcript: Path, work: Path, server: Any, code: Path | None) -> dict[str, float]:
     home, project = _session_home(transcript, work)
-    env = _env(home, "http://127.0.0.1:9", code)
+    env = _env(home, server.base_url, code)
     started = time.time()
     child = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), "--child-app", SESSION_ID],
@@ -338,19 +350,24 @@ def measure_app(transcript: Path, work: Path, code: Path | None) -> dict[str, fl
 
 
 def child_app(session_id: str) -> None:
-    """The app resumed headless; prints the time when the newest history entry is mounted and painted."""
+    """The app as `agent-repl --resume ID` builds it (the CLI's own launch: credentials moved out
+    of the environment, which re-executes this process; settings, the model check and the resume
+    made in the launcher's thread while the app paints), headless; prints the time when the newest
+    history entry is mounted and painted."""
     import asyncio
+    from contextlib import ExitStack
 
-    from agent_repl.bootstrap import find_resume_source
-    from agent_repl.core.config.settings import load_settings
+    from agent_repl.cli import build_parser, prepare_launch
+    from agent_repl.core.permissions.credentials import take_credentials
     from agent_repl.ui.app import AgentApp
     from agent_repl.ui.launcher import Launcher
 
+    cwd = Path.cwd()
+    credentials = take_credentials(cwd)
+    args = build_parser().parse_args(["--resume", session_id])
+
     async def run() -> None:
-        cwd = Path.cwd().resolve()
-        settings = load_settings(cwd=cwd)
-        resume = find_resume_source(settings, cwd, session_id, latest=False)
-        app = AgentApp(Launcher.for_settings(settings, cwd, resume), warm_client=False)
+        app = AgentApp(Launcher(cwd, lambda stack: prepare_launch(args, cwd, stack, credentials)))
         display, drawn = app._display, []
 
         def display_noting_the_newest(screen: Any, renderable: Any) -> None:
@@ -465,6 +482,8 @@ def main() -> None:
                 )
             table: dict[str, dict[float, dict[str, float]]] = {name: {} for name, _ in codes}
             floors_by_size: dict[float, tuple[float, float]] = {}
+            for name, code in codes:  # untimed: the model list a real resume finds in its home
+                measure_print(next(iter(files.values())), Path(tmp) / "w", server, code, first)
             for size, path in files.items():
                 entries = sum(1 for _ in open(path, "rb"))
                 floor = statistics.median(measure_floor(path)[0] for _ in range(args.runs))
@@ -483,7 +502,7 @@ def main() -> None:
                             measure_print(path, Path(tmp) / "w", server, code, first)
                         )
                         if not args.no_app:
-                            results[name]["app"].append(measure_app(path, Path(tmp) / "w", code))
+                            results[name]["app"].append(measure_app(path, Path(tmp) / "w", server, code))
                 for name, _ in codes:
                     runs, app = results[name]["print"], results[name]["app"]
                     row = {
