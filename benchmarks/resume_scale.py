@@ -355,15 +355,16 @@ def child_app(session_id: str) -> None:
     made in the launcher's thread while the app paints), headless; prints the time when the newest
     history entry is mounted and painted."""
     import asyncio
-    from contextlib import ExitStack
+
+    from agent_repl.core.permissions.credentials import take_credentials
+
+    cwd = Path.cwd()
+    credentials = take_credentials(cwd)  # first, as agent_repl.entry does: it may re-execute
 
     from agent_repl.cli import build_parser, prepare_launch
-    from agent_repl.core.permissions.credentials import take_credentials
     from agent_repl.ui.app import AgentApp
     from agent_repl.ui.launcher import Launcher
 
-    cwd = Path.cwd()
-    credentials = take_credentials(cwd)
     args = build_parser().parse_args(["--resume", session_id])
 
     async def run() -> None:
@@ -482,7 +483,7 @@ def main() -> None:
                 )
             table: dict[str, dict[float, dict[str, float]]] = {name: {} for name, _ in codes}
             floors_by_size: dict[float, tuple[float, float]] = {}
-            for name, code in codes:  # untimed: the model list a real resume finds in its home
+            for _, code in codes:  # untimed: the model list a real resume finds in its home
                 measure_print(next(iter(files.values())), Path(tmp) / "w", server, code, first)
             for size, path in files.items():
                 entries = sum(1 for _ in open(path, "rb"))
