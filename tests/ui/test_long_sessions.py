@@ -119,11 +119,22 @@ async def test_scrolling_up_before_the_rest_of_the_window_is_mounted_keeps_the_t
         top = next(w for w in conversation.children if w.region.y >= conversation.region.y)
         on_screen = top.region.y
         assert len(held) == 1
+        # Where the text is in every layout from here on: no frame may show it moved (under load a
+        # screen read, and a paint, once came between the layout placing the older widgets above
+        # and the scroll that keeps the text still: 69 rows down).
+        laid_out: list[int] = []
+        app.screen.screen_layout_refresh_signal.subscribe(
+            conversation, lambda _screen: laid_out.append(top.region.y), immediate=True
+        )
         await held[0]()
+        # What `pilot.pause()` does when the machine is slow: a layout before anything else has run.
+        app.screen._on_timer_update()
+        assert top.region.y == on_screen
         await wait_for(pilot, lambda: not conversation.window_pending, what="the rest of the window")
         await pilot.pause()
         assert conversation.first < len(conversation.view.items) - 20
         assert top.region.y == on_screen
+        assert laid_out and set(laid_out) == {on_screen}
 
 
 class EarlierInTheTranscript:
