@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from textual.containers import VerticalScroll
+from textual.scrollbar import ScrollBar
 from textual.widget import Widget
 
 from agent_repl.core.model.messages import ServerToolResultBlock
@@ -46,6 +47,9 @@ from agent_repl.ui.widgets.streaming import StreamingAnswerView
 from agent_repl.ui.widgets.tool_block import ToolBlock
 
 if TYPE_CHECKING:
+    from textual._arrange import DockArrangeResult
+    from textual.geometry import Size
+
     from agent_repl.core.model.events import AgentEvent, AssistantMessageEvent, ToolResultEvent
     from agent_repl.core.model.messages import Message
 
@@ -105,6 +109,8 @@ class Conversation(VerticalScroll):
         self._thinking_view: StreamingThinkingView | None = None
         self._loading_older = False
         self._window_pending = False
+        # The widget kept still on screen while older ones are mounted above it, and where it was.
+        self._held: tuple[Widget, int] | None = None
         # How many entries a resume left in the transcript (None: it left none, or no resume).
         self._earlier_count: int | None = None
         # Reads the entries a resume left in the transcript (shown when the user scrolls up to them).
@@ -439,17 +445,36 @@ class Conversation(VerticalScroll):
             else:
                 self.release_anchor()
             if anchor_widget is not None and anchor_widget.parent is self:
-                was_at, scroll_y = anchor_widget.virtual_region.y, self.scroll_y
+                if not following:
+                    self._held = (anchor_widget, anchor_widget.virtual_region.y)
                 await self.mount_all(widgets, before=anchor_widget)
                 if not following:
-                    self.call_after_refresh(self._keep_still, anchor_widget, was_at, scroll_y)
+                    self.call_after_refresh(self._let_go, anchor_widget)
             else:
                 await self.mount_all(widgets, before=0)
             return len(widgets)
         finally:
             self._loading_older = False
 
-    def _keep_still(self, anchor_widget: Widget, was_at: int, old_scroll_y: float) -> None:
-        """After mounting above, scroll by what was added so the text on screen does not jump."""
-        offset = anchor_widget.virtual_region.y - was_at
-        self.scroll_to(y=old_scroll_y + offset, animate=False, immediate=True)
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Place the children; while a widget is held (older ones were mounted above it), scroll by
+        however much it moved, in the same layout, so that no frame shows the text on screen moved."""
+        arrangement = super().arrange(size, optimal)
+        if self._held is not None:
+            widget, was_at = self._held
+            now_at = next((p.region.y for p in arrangement.placements if p.widget is widget), None)
+            if now_at is None:
+                self._held = None
+            elif now_at != was_at:
+                self._held = (widget, now_at)
+                scroll_y = self.scroll_y + now_at - was_at
+                # What Textual's compositor does for an anchored view: set before it places the children.
+                self.set_reactive(Widget.scroll_y, scroll_y)
+                self.set_reactive(Widget.scroll_target_y, scroll_y)
+                self.vertical_scrollbar.set_reactive(ScrollBar.position, scroll_y)
+        return arrangement
+
+    def _let_go(self, widget: Widget) -> None:
+        """The widgets mounted above `widget` are laid out: the view scrolls freely again."""
+        if self._held is not None and self._held[0] is widget:
+            self._held = None
