@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from agent_repl.launch_flags import FlagError, build_parser, check_combinations
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agent_repl.bootstrap import ResumeSource
     from agent_repl.core.config.settings import Settings
 
@@ -317,11 +319,34 @@ def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -
     # size (the terminal size lookup prefers them) and every resize would be ignored.
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
-    app = AgentApp(Launcher(cwd, prepare), first_prompt=args.prompt)
+    app = AgentApp(Launcher(cwd, prepare, preview=_tail_preview(args, cwd)), first_prompt=args.prompt)
     app.run()
     if app.exit_note:
         print(app.exit_note)
     return app.return_code or 0
+
+
+def _tail_preview(args: argparse.Namespace, cwd: Path) -> Callable[[], list[Any]] | None:
+    """For `--resume ID`: the newest entries of that session of this folder, read from the end of
+    its transcript, for the app to draw while the session opens (nothing for a path, a picker, or
+    `--continue`, whose choice of session is the resume's own)."""
+    ref = args.resume
+    if not ref or args.continue_latest:
+        return None
+
+    def preview() -> list[Any]:
+        from agent_repl.core.permissions.credentials import home_from_env
+        from agent_repl.transcript.paths import project_dir
+        from agent_repl.transcript.sessions import SessionLookupError, session_by_id
+        from agent_repl.transcript.tail_preview import tail_messages
+
+        try:
+            path = session_by_id(project_dir(home_from_env(os.environ), cwd), ref)
+        except (SessionLookupError, OSError):
+            return []
+        return tail_messages(path)
+
+    return preview
 
 
 def _stream_json_input(launch: LaunchPlan, cwd: Path, args: argparse.Namespace) -> int:

@@ -14,9 +14,11 @@ For each size, in one run and in fresh processes:
   moved out of the environment, settings, the model check and the resume in the launcher's thread),
   headless under Textual's pilot, from spawn until the resumed session is shown
   (the newest history entry mounted and painted), and its peak RSS. "Drawn" is when the first
-  frame holding the newest entry went to the terminal; "shown" waits after that until the app is
-  idle (the pilot's pause: no CPU used for 20 ms), so it also counts what the app does right after
-  the paint (in threads too).
+  frame holding the newest entry went to the terminal (the resume's preview of its newest entries,
+  read from the transcript's end, or the opened session's history when there is no preview);
+  "shown" waits after that until the app is idle (the pilot's pause: no CPU used for 20 ms), so it
+  also counts what the app does right after the paint (in threads too); "session open" is when the
+  opened session's own history holds the same newest entry, mounted, and the app is idle again.
 A resume runs in a home that holds the endpoint's model list, as the home of the session that wrote
 the transcript does (the fresh `-p` runs are a newcomer's: they ask for it). Each code's packages are
 compiled to bytecode first, as an installed package is, so that no run
@@ -41,6 +43,7 @@ import tempfile
 import threading
 import time
 import uuid as uuidlib
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -331,10 +334,12 @@ def measure_app(transcript: Path, work: Path, server: Any, code: Path | None) ->
         cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     status, peak, cpu, lines = _wait_reading(child)
-    shown = shown_cpu = drawn = drawn_cpu = None
+    shown = shown_cpu = drawn = drawn_cpu = ready = ready_cpu = None
     for line in lines:
         if line.startswith("SHOWN "):
             shown, shown_cpu = float(line.split()[1]) - started, float(line.split()[2])
+        elif line.startswith("READY "):
+            ready, ready_cpu = float(line.split()[1]) - started, float(line.split()[2])
         elif line.startswith("DRAWN "):
             drawn, drawn_cpu = float(line.split()[1]) - started, float(line.split()[2])
     if status != 0 or shown is None:
@@ -344,6 +349,8 @@ def measure_app(transcript: Path, work: Path, server: Any, code: Path | None) ->
         "shown_cpu": shown_cpu or 0.0,
         "drawn": drawn if drawn is not None else float("nan"),
         "drawn_cpu": drawn_cpu if drawn_cpu is not None else float("nan"),
+        "ready": ready if ready is not None else float("nan"),
+        "ready_cpu": ready_cpu if ready_cpu is not None else float("nan"),
         "peak_mb": peak,
         "cpu": cpu,
     }
@@ -367,14 +374,23 @@ def child_app(session_id: str) -> None:
 
     args = build_parser().parse_args(["--resume", session_id])
 
+    try:  # the preview of the newest entries the CLI gives the app (not in older checkouts)
+        from agent_repl.cli import _tail_preview as tail_preview
+    except ImportError:
+        tail_preview = None
+
     async def run() -> None:
-        app = AgentApp(Launcher(cwd, lambda stack: prepare_launch(args, cwd, stack, credentials)))
+        prepare = partial(prepare_launch, args, cwd, credentials=credentials)
+        preview = tail_preview(args, cwd) if tail_preview is not None else None
+        launcher = Launcher(cwd, prepare, preview) if preview is not None else Launcher(cwd, prepare)
+        app = AgentApp(launcher)
         display, drawn = app._display, []
 
         def display_noting_the_newest(screen: Any, renderable: Any) -> None:
-            """Textual's frame output, noting when the first frame holding the newest entry went out."""
+            """Textual's frame output, noting when the first frame holding the newest entry went out
+            (the resume's preview of the newest entries, or the opened session's history)."""
             display(screen, renderable)
-            if renderable is None or app.holder is None or drawn:
+            if renderable is None or drawn:
                 return
             conversation = app.conversation
             items = conversation.view.items
@@ -382,16 +398,24 @@ def child_app(session_id: str) -> None:
             if widget is not None and widget.region:
                 drawn.append(f"DRAWN {time.time()} {time.process_time()}")
 
+        def newest_mounted() -> str | None:
+            items = app.conversation.view.items
+            return items[-1].key if items and items[-1].key in app.conversation.widgets else None
+
         app._display = display_noting_the_newest  # type: ignore[method-assign]
         async with app.run_test(size=(120, 40)) as pilot:
-            while True:
-                conversation = app.conversation
-                items = conversation.view.items
-                if app.holder is not None and items and items[-1].key in conversation.widgets:
-                    break
+            while (shown := newest_mounted()) is None:  # noqa: ASYNC110 (polled as a user's eye would)
                 await asyncio.sleep(0.002)
             await pilot.pause()  # the next refresh paints it
             print(f"SHOWN {time.time()} {time.process_time()}", flush=True)
+            while app.holder is None or newest_mounted() is None:  # noqa: ASYNC110
+                await asyncio.sleep(0.002)
+            await pilot.pause()
+            print(f"READY {time.time()} {time.process_time()}", flush=True)
+            if newest_mounted() != shown:
+                raise SystemExit(
+                    f"the session's newest entry ({newest_mounted()}) is not the one shown first ({shown})"
+                )
             print(*drawn, sep="\n", flush=True)
 
     asyncio.run(run())
@@ -514,7 +538,15 @@ def main() -> None:
                         row.update(
                             {
                                 f"app_{key}": _median(app, key)
-                                for key in ("shown", "shown_cpu", "drawn", "drawn_cpu", "peak_mb")
+                                for key in (
+                                    "shown",
+                                    "shown_cpu",
+                                    "drawn",
+                                    "drawn_cpu",
+                                    "ready",
+                                    "ready_cpu",
+                                    "peak_mb",
+                                )
                             }
                         )
                     table[name][size] = row
@@ -525,8 +557,9 @@ def main() -> None:
                     )
                     if app:
                         print(
-                            f"  {name:>8} app: session drawn {row['app_drawn']:.2f} s, {row['app_drawn_cpu']:.2f} s CPU; "
+                            f"  {name:>8} app: newest entry drawn {row['app_drawn']:.2f} s, {row['app_drawn_cpu']:.2f} s CPU; "
                             f"shown {row['app_shown']:.2f} s, {row['app_shown_cpu']:.2f} s CPU; "
+                            f"session open {row['app_ready']:.2f} s, {row['app_ready_cpu']:.2f} s CPU; "
                             f"peak {row['app_peak_mb']:.0f} MB",
                             flush=True,
                         )

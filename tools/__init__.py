@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent_repl.core.tooling.display import ToolDisplays
 from agent_repl.core.tooling.tool import Tool
 from agent_repl.tools.bash import Bash, BashArgs
 from agent_repl.tools.bash_output import BashOutput, BashOutputArgs
@@ -38,6 +39,7 @@ __all__ = [
     "TodoWriteArgs",
     "Write",
     "WriteArgs",
+    "builtin_displays",
     "builtin_tools",
 ]
 
@@ -48,3 +50,12 @@ def builtin_tools() -> list[Tool]:
         Bash(), BashOutput(), Edit(), ExitPlanMode(), Glob(), Grep(), KillShell(), Read(), Snip(), TodoWrite(), Write()
     ]
     return sorted(tools, key=lambda tool: tool.name)
+
+
+def builtin_displays() -> ToolDisplays:
+    """How the built-in tools show, without a session (a resume's preview, drawn before it opens)."""
+    from agent_repl.tools.skill import Skill
+    from agent_repl.tools.task import Task
+
+    classes = [type(tool) for tool in builtin_tools()] + [Task, Skill]
+    return ToolDisplays({cls.name: cls.display for cls in classes})

@@ -204,6 +204,7 @@ class AgentApp(App[int]):
     async def _open_first_session(self) -> None:
         from agent_repl.commands import SessionHolder, default_registry
 
+        previewed = await self._show_preview()
         try:
             session = await self.launcher.open(self.ask_permission, self.confirm_trust)
         except LaunchError as exc:
@@ -218,7 +219,11 @@ class AgentApp(App[int]):
         self.prompt.prompt_history = PromptHistory(
             history_path(session.settings.home, session.cwd), redactor=session.redactor
         ).load()
-        await self.session_display.show(session)
+        if previewed:
+            with self.batch_update():  # the preview gives way to the history without a blank frame
+                await self.session_display.show(session)
+        else:
+            await self.session_display.show(session)
         self.call_after_refresh(self.gc_policy.history_shown)
         self.query_one(UserStatusLine).configure(session)
         for notice in self.launcher.notices:
@@ -227,6 +232,24 @@ class AgentApp(App[int]):
             self._sdk_ready = warm_sdk_in_background()
         self.post_message(self.SessionReady(session))
         self._next_pending()
+
+    async def _show_preview(self) -> bool:
+        """Draw the newest entries of the session being resumed, read from the end of its
+        transcript, before the session's own opening (which reads the whole file and imports the
+        session's machinery in a thread) starts; whether there were any. The session shows its own
+        history in their place once it is open."""
+        if self.launcher.preview is None:
+            return False
+        from agent_repl.tools import builtin_displays
+
+        messages = self.launcher.preview()
+        if not messages:
+            return False
+        await self.conversation.load(messages, displays=builtin_displays())
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)
+        await painted.wait()  # drawn before the opening's thread competes for the interpreter
+        return True
 
     async def confirm_trust(self, cwd: Path, rules: list[str]) -> bool:
         from agent_repl.ui.screens.trust import TrustScreen

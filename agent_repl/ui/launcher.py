@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
     from agent_repl.core.config.settings import Settings
+    from agent_repl.core.model.messages import Message
     from agent_repl.core.permissions.rules import ApprovalCallback
     from agent_repl.session import Session
 
@@ -72,9 +73,17 @@ def _warm_imports() -> None:
 
 
 class Launcher:
-    def __init__(self, cwd: Path, prepare: Callable[[ExitStack], LaunchPlan]) -> None:
+    def __init__(
+        self,
+        cwd: Path,
+        prepare: Callable[[ExitStack], LaunchPlan],
+        preview: Callable[[], list[Message]] | None = None,
+    ) -> None:
+        """`preview`: the newest entries of the session being resumed, read cheaply from the end of
+        its transcript (agent_repl.transcript.tail_preview), drawn while the session opens."""
         self.cwd = cwd
         self._prepare = prepare
+        self.preview = preview
         self._stack = ExitStack()
         self.settings: Settings | None = None
         self.notices: list[str] = []
