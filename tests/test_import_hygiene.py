@@ -75,8 +75,18 @@ def test_the_models_of_turn_events_hooks_and_transcript_records_are_built_when_f
 
 
 # Loaded on first use, never by importing the start-up path: the cl100k encoder (print mode counts
-# with upper bounds first), YAML (front matter), gitignore patterns (a path rule, a Glob walk) and
-# the shell parser behind the Bash permission rules (the first Bash check).
+# with upper bounds first), YAML (front matter), gitignore patterns (a path rule, a Glob walk),
+# the shell parser behind the Bash permission rules (the first Bash check) and the compaction
+# machinery (the first compaction or session-memory extraction; a session holds only its compactor).
+COMPACTION_MACHINERY = [
+    "agent_repl.context.compact",
+    "agent_repl.context.compact_api",
+    "agent_repl.context.compact_prompt",
+    "agent_repl.context.fork",
+    "agent_repl.context.shrink",
+    "agent_repl.context.skill_reminders",
+    "agent_repl.context.touched_files",
+]
 LOADED_ON_FIRST_USE = [
     "tiktoken",
     "yaml",
@@ -84,6 +94,7 @@ LOADED_ON_FIRST_USE = [
     "agent_repl.core.permissions.bash_rules",
     "agent_repl.core.permissions.shell_syntax",
     "agent_repl.core.sandbox.auto_allow",
+    *COMPACTION_MACHINERY,
 ]
 
 
@@ -95,3 +106,14 @@ def test_the_start_up_path_leaves_first_use_modules_unloaded():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"importing the start-up path loaded {done.stdout.strip()}"
+
+
+def test_the_app_and_a_turn_leave_the_compaction_machinery_unloaded():
+    code = (
+        "import sys, agent_repl.cli, agent_repl.core.loop.query, agent_repl.ui.app, agent_repl.ui.launcher\n"
+        "agent_repl.ui.launcher._warm_imports()\n"
+        f"print(','.join(m for m in {COMPACTION_MACHINERY!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"the app's start-up loaded {done.stdout.strip()}"

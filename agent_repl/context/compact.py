@@ -7,7 +7,8 @@ First session-memory compaction: the notes extracted in the background become th
 a tail of recent messages is kept. Otherwise a full compaction: a forked request that
 reuses the cached prefix asks the model for the nine-section summary; if that request is
 itself too long, the oldest API rounds are dropped and it is retried, at most 3 times.
-After 3 consecutive failures the breaker opens for the rest of the session.
+After 3 consecutive failures the breaker opens for the rest of the session (the session's
+`Compactor`, agent_repl.context.compactor, keeps it and imports this module for its first run).
 
 The result is appended to the history, in order: the boundary, the summary message, the
 re-injected attachments. The kept tail stays where it is in the history (before the
@@ -20,7 +21,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 
 from agent_repl.context.attachments import (
     error_reminder,
@@ -34,6 +35,7 @@ from agent_repl.context.attachments import (
 from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.compact_api import api_summary, split_for_kept_turns
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
+from agent_repl.context.compactor import KEPT_TAIL_MAX_TOKENS, Compactor, is_typed_prompt, kept_tail_budget
 from agent_repl.context.context_session import history_for_reminders, take_back_earlier
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import Wire, WireTransform, fork_request
@@ -42,7 +44,6 @@ from agent_repl.context.records import apply
 from agent_repl.context.rounds import index_of
 from agent_repl.context.session_memory import (
     KEPT_TAIL_MIN_MESSAGES,
-    extraction_thresholds,
     has_reply,
     select_kept_tail,
     uncovered,
@@ -57,7 +58,7 @@ from agent_repl.context.shrink import (
 )
 from agent_repl.context.skill_reminders import skill_reminders
 from agent_repl.context.state import PipelineState
-from agent_repl.context.thresholds import autocompact_threshold, scaled_amount
+from agent_repl.context.thresholds import autocompact_threshold
 from agent_repl.context.touched_files import touched_files_reminder
 from agent_repl.context.user_messages import (
     choose_user_messages,
@@ -82,10 +83,7 @@ from agent_repl.transcript.records import CompactionUndoRecord
 if TYPE_CHECKING:
     from agent_repl.context.context_session import ContextSession
 
-MAX_CONSECUTIVE_FAILURES = 3
 MAX_PTL_RETRIES = 3
-KEPT_TAIL_MAX_TOKENS = 40_000
-SUMMARY_MAX_TOKENS = 16_000
 log = logging.getLogger(__name__)
 
 
@@ -102,15 +100,6 @@ class CompactionOutcome:
     tokens_after: int = 0
     used_session_memory: bool = False
     new_messages: list[Message] = field(default_factory=list)
-
-
-def is_typed_prompt(message: Message) -> TypeGuard[UserMessage]:
-    return (
-        isinstance(message, UserMessage)
-        and not message.is_meta
-        and not message.is_compact_summary
-        and not message.is_tool_result()
-    )
 
 
 def kept_tail_start(view: list[Message], state: PipelineState, max_tokens: int = KEPT_TAIL_MAX_TOKENS) -> int | None:
@@ -134,38 +123,18 @@ def first_unsent_entry(view: list[Message], state: PipelineState) -> Message | N
     return view[index_of(view, state).replies[reply.message_id][0]]
 
 
-def kept_tail_budget(state: PipelineState) -> int:
-    """`kept_tail_tokens` in a 200K window and larger ones, in proportion in smaller ones.
+class CompactionRun:
+    """One compaction of a session's view, for its compactor (which keeps what outlives the run:
+    the breaker, the room the last summary took)."""
 
-    Everything kept is written to the cache again after the compaction, and read on every request
-    after it; a third of the window (an earlier rule) cost the replay benchmark's 50K sessions more.
-    """
-    return scaled_amount(state.config.kept_tail_tokens, state.config.effective_window)
+    def __init__(self, compactor: Compactor) -> None:
+        self.compactor = compactor
+        self.pipeline = compactor.pipeline
+        self.summary_max_tokens = compactor.summary_max_tokens
 
-
-class Compactor:
-    """Runs compactions for one session's pipeline and keeps the circuit breaker."""
-
-    def __init__(self, pipeline: Pipeline, *, summary_max_tokens: int = SUMMARY_MAX_TOKENS) -> None:
-        self.pipeline = pipeline
-        self.summary_max_tokens = summary_max_tokens
-        self.consecutive_failures = 0
-        # What this session's last summary reply took (output tokens): the room the next one needs.
-        self.summary_output_tokens = 0
-        self.disabled = False
-        self._breaker_reported = False
-
-    def breaker_just_opened(self) -> bool:
-        """True once, for the failure that opened the breaker (so the user hears it once)."""
-        if self.disabled and not self._breaker_reported:
-            self._breaker_reported = True
-            return True
-        return False
-
-    async def compact(
+    async def run(
         self, session: ContextSession, *, trigger: CompactTrigger, instructions: str | None = None, byte_budget: int | None = None
     ) -> CompactionOutcome:
-        """`byte_budget`: after a 413, the most bytes the summary request and the kept tail may hold."""
         projection = self.pipeline.project(session.messages, dry_run=True)
         view, before = projection.view, projection.estimated_tokens
         if not any(isinstance(m, AssistantMessage) for m in view):
@@ -181,34 +150,7 @@ class Compactor:
                 outcome = await self._full(session, view, before, trigger, instructions, byte_budget)
         except Exception as exc:  # a failed compaction must never take the session down
             outcome = CompactionOutcome(False, trigger, f"Compaction failed: {exc}", before)
-        if outcome.ok:
-            self.consecutive_failures = 0
-        else:
-            self.consecutive_failures += 1
-            if self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES and not self.disabled:
-                self.disabled = True
-                self.pipeline.state.config.autocompact_on = False  # the blocking limit and automatic snip take over
-                outcome.message += (
-                    f" Automatic compaction failed {MAX_CONSECUTIVE_FAILURES} times in a row, so it is off "
-                    "for the rest of this session; /compact still works."
-                )
         return outcome
-
-    def due_between_turns(self, session: ContextSession, view: list[Message], tokens: int) -> bool:
-        """At a turn's start, whether to compact from the session's notes now: they cover every entry
-        before the new prompt and the view is past the size the notes wait for (near the threshold).
-        Nothing of the finished turns is then kept verbatim, whereas the threshold reached within
-        the turn keeps every result of the turn so far."""
-        config = self.pipeline.state.config
-        memory = session.memory
-        if not config.autocompact_on or self.disabled or memory is None or memory.extracting:
-            return False
-        if not memory.content or not memory.last_summarized_uuid:
-            return False
-        if tokens < extraction_thresholds(autocompact_threshold(config.effective_window))[0]:
-            return False
-        rest = uncovered(view, memory.last_summarized_uuid)
-        return rest is not None and any(is_typed_prompt(m) for m in rest) and not has_reply(rest)
 
     async def _from_api(
         self,
@@ -349,7 +291,7 @@ class Compactor:
                 gap = prompt_too_long_gap(exc)
             else:
                 if response.stop_reason not in CUT_OFF_STOP_REASONS:
-                    self.summary_output_tokens = response.usage.output_tokens
+                    self.compactor.summary_output_tokens = response.usage.output_tokens
                     text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
                     summary = extract_summary(text)
                     if not summary:
@@ -370,7 +312,9 @@ class Compactor:
                 if attempt == MAX_PTL_RETRIES:
                     raise CompactionError(f"the summary was cut off ({response.stop_reason}) every time")
                 # It needs more than it had: the next compaction leaves it more from the start.
-                self.summary_output_tokens = max(self.summary_output_tokens, response.usage.output_tokens * 3 // 2)
+                self.compactor.summary_output_tokens = max(
+                    self.compactor.summary_output_tokens, response.usage.output_tokens * 3 // 2
+                )
                 gap = None
             previous = transform
 
@@ -388,12 +332,6 @@ class Compactor:
 
         raise CompactionError("unreachable")
 
-    def summary_room(self) -> int:
-        """The tokens a summary request leaves for the reply: the window's reserve for it, or what
-        the last summary of this session took when that was more."""
-        config = self.pipeline.state.config
-        return max(config.context_window - config.effective_window, self.summary_output_tokens)
-
     def _room_for_the_summary(
         self, view: list[Message], tokens_before: int, cut: Message | None, question: str
     ) -> WireTransform | None:
@@ -403,7 +341,7 @@ class Compactor:
         state = self.pipeline.state
         unsent = estimate_messages(view[view.index(cut) :], state) if cut is not None else 0
         asked = tokens_before - unsent + round(state.facts.text_tokens(question) * state.tokens.ratio)
-        gap = asked + self.summary_room() - state.config.context_window
+        gap = asked + self.compactor.summary_room() - state.config.context_window
         if gap <= 0:
             return None
         margin = round(gap * 1.5) + state.config.effective_window // 100

@@ -20,7 +20,7 @@ from agent_repl.context.blocking import BlockingLimit
 from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.budget import ToolResultBudget
 from agent_repl.context.collapse import CollapseStage
-from agent_repl.context.compact import Compactor
+from agent_repl.context.compactor import Compactor
 from agent_repl.context.context_session import ContextSession
 from agent_repl.context.microcompact import Microcompact
 from agent_repl.context.projector import Pipeline

@@ -20,9 +20,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent_repl.context.compact_prompt import extract_summary, memory_request
 from agent_repl.context.estimate import estimate_message
-from agent_repl.context.fork import fork_request
 from agent_repl.context.rounds import index_of
 from agent_repl.context.state import PipelineState
 from agent_repl.core.api.failures import CUT_OFF_STOP_REASONS
@@ -171,6 +169,10 @@ class SessionMemory:
         self._task = asyncio.get_running_loop().create_task(self._extract(session), name="session-memory")
 
     async def _extract(self, session: ContextSession) -> None:
+        # The forked request's machinery is imported with the first extraction, not with every session.
+        from agent_repl.context.compact_prompt import extract_summary, memory_request
+        from agent_repl.context.fork import fork_request
+
         tokens = self._baseline
         try:
             # The fork sends this very view: the notes cover what it held.

@@ -25,13 +25,18 @@ raise SystemExit(main())
 # the full-screen app's libraries, and the emulator's server (it runs in its own process); nor,
 # for a prompt that asks for no tool, what only some files or calls need: the cl100k encoder (no
 # decision is near a threshold), YAML (front matter), gitignore patterns (a rule naming a path, a
-# Glob walk) and the shell parser behind the Bash permission rules.
+# Glob walk), the shell parser behind the Bash permission rules, and the compaction machinery.
 NOT_ON_THE_PRINT_PATH = {"anthropic", "textual", "rich", "prompt_toolkit", "uvicorn", "starlette", "tiktoken", "yaml", "pathspec"}
 LOADED_ON_FIRST_USE = {
     "agent_repl.core.permissions.bash_rules",
     "agent_repl.core.permissions.shell_syntax",
     "agent_repl.core.permissions.command_effects",
     "agent_repl.core.sandbox.auto_allow",
+    "agent_repl.context.compact",
+    "agent_repl.context.compact_api",
+    "agent_repl.context.compact_prompt",
+    "agent_repl.context.fork",
+    "agent_repl.context.shrink",
 }
 
 
