@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agent_repl.agents.definitions import definitions_from_json, held_back_definitions, load_catalog
 from agent_repl.agents.runner import SubagentRunner, task_tool
@@ -44,9 +45,7 @@ from agent_repl.core.permissions.mode import PermissionMode
 from agent_repl.core.permissions.rules import ApprovalCallback
 from agent_repl.core.tooling.redaction import SecretRedactor
 from agent_repl.core.tooling.tool import Tool
-from agent_repl.mcp.config import held_back_servers, project_servers_trusted
-from agent_repl.mcp.connection import McpConnection
-from agent_repl.mcp.manager import McpManager
+from agent_repl.mcp.config import configured_servers, held_back_servers, project_servers_trusted
 from agent_repl.session import Session
 from agent_repl.tools import builtin_tools
 from agent_repl.tools.skill import Skill, SkillCatalog, held_back_skills, load_skills
@@ -65,6 +64,10 @@ from agent_repl.transcript.records import SideRecord
 from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
 from agent_repl.transcript.sidechain import copy_subagents
 from agent_repl.transcript.writer import TranscriptWriter
+
+if TYPE_CHECKING:
+    from agent_repl.mcp.connection import McpConnection
+    from agent_repl.mcp.manager import McpManager
 
 
 class ResumeError(Exception):
@@ -205,7 +208,7 @@ async def open_session(
     catalog = ModelCatalog.on_disk(settings.home, settings.base_url)
     window = settings.context_window or catalog.info(settings.model).context_window
     log_dir = paths.session_dir / "mcp-logs"
-    mcp = await McpManager.start(settings, cwd, log_dir, extra=mcp_extra(log_dir) if mcp_extra else ())
+    mcp = await start_mcp(settings, cwd, log_dir, mcp_extra(log_dir) if mcp_extra else [])
     tools, deferred = with_mcp_tools(settings, tools, mcp, window)
     agents = load_catalog(
         settings.home, cwd, project_trusted=project_servers_trusted(settings),
@@ -320,6 +323,17 @@ def _offer_skills(session: Session, skills: SkillCatalog) -> None:
     session.pending_notices.extend(skills.problems)
     for skill in skills.sorted():
         session.permissions.add_allow(f"Read(/{skill.folder.as_posix()}/**)")
+
+
+async def start_mcp(settings: Settings, cwd: Path, log_dir: Path, extra: list[McpConnection]) -> McpManager | None:
+    """The MCP servers' manager, or None when no server is configured and nothing is to be said
+    about one (the MCP client is then not even imported)."""
+    specs, problems = configured_servers(settings, cwd)
+    if not specs and not problems and not extra:
+        return None
+    from agent_repl.mcp.manager import McpManager
+
+    return await McpManager.start(settings, cwd, log_dir, specs=specs, problems=problems, extra=extra)
 
 
 def with_mcp_tools(

@@ -77,7 +77,8 @@ def test_the_models_of_turn_events_hooks_and_transcript_records_are_built_when_f
 # Loaded on first use, never by importing the start-up path: the cl100k encoder (print mode counts
 # with upper bounds first), YAML (front matter), gitignore patterns (a path rule, a Glob walk),
 # the shell parser behind the Bash permission rules (the first Bash check) and the compaction
-# machinery (the first compaction or session-memory extraction; a session holds only its compactor).
+# machinery (the first compaction or session-memory extraction; a session holds only its compactor)
+# and the MCP client.
 COMPACTION_MACHINERY = [
     "agent_repl.context.compact",
     "agent_repl.context.compact_api",
@@ -87,6 +88,8 @@ COMPACTION_MACHINERY = [
     "agent_repl.context.skill_reminders",
     "agent_repl.context.touched_files",
 ]
+# The MCP client: only a session with a configured server (or one to report on) imports it.
+MCP_CLIENT = ["agent_repl.mcp.manager", "agent_repl.mcp.connection", "agent_repl.mcp.tool"]
 LOADED_ON_FIRST_USE = [
     "tiktoken",
     "yaml",
@@ -95,6 +98,7 @@ LOADED_ON_FIRST_USE = [
     "agent_repl.core.permissions.shell_syntax",
     "agent_repl.core.sandbox.auto_allow",
     *COMPACTION_MACHINERY,
+    *MCP_CLIENT,
 ]
 
 

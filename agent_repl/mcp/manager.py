@@ -90,10 +90,12 @@ class McpManager:
         environ: dict[str, str] | None = None,
         specs: list[McpServerSpec] | None = None,
         extra: Sequence[McpConnection] = (),
+        problems: Sequence[str] = (),
     ) -> McpManager | None:
         """Connect every configured server, and `extra` ones a front end made (an SDK program's own);
-        None when there are none and nothing to report."""
-        problems: list[str] = []
+        None when there are none and nothing to report. `problems`: what reading the given `specs`
+        found wrong (read here when no `specs` are given)."""
+        problems = list(problems)
         if specs is None:
             specs, problems = configured_servers(settings, cwd)
         if not specs and not problems and not extra:

@@ -25,7 +25,8 @@ raise SystemExit(main())
 # the full-screen app's libraries, and the emulator's server (it runs in its own process); nor,
 # for a prompt that asks for no tool, what only some files or calls need: the cl100k encoder (no
 # decision is near a threshold), YAML (front matter), gitignore patterns (a rule naming a path, a
-# Glob walk), the shell parser behind the Bash permission rules, and the compaction machinery.
+# Glob walk), the shell parser behind the Bash permission rules, the compaction machinery and, with
+# no MCP server configured, the MCP client.
 NOT_ON_THE_PRINT_PATH = {"anthropic", "textual", "rich", "prompt_toolkit", "uvicorn", "starlette", "tiktoken", "yaml", "pathspec"}
 LOADED_ON_FIRST_USE = {
     "agent_repl.core.permissions.bash_rules",
@@ -37,6 +38,9 @@ LOADED_ON_FIRST_USE = {
     "agent_repl.context.compact_prompt",
     "agent_repl.context.fork",
     "agent_repl.context.shrink",
+    "agent_repl.mcp.manager",
+    "agent_repl.mcp.connection",
+    "agent_repl.mcp.tool",
 }
 
 
