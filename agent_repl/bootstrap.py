@@ -49,7 +49,6 @@ from agent_repl.mcp.config import configured_servers, held_back_servers, project
 from agent_repl.session import Session
 from agent_repl.tools import builtin_tools
 from agent_repl.tools.skill import Skill, SkillCatalog, held_back_skills, load_skills
-from agent_repl.tools.tool_search import ToolSearch
 from agent_repl.transcript.file_history import FileHistory, file_history_dir
 from agent_repl.transcript.fork_files import (
     copy_session_files,
@@ -348,6 +347,8 @@ def with_mcp_tools(
     extra: list[Tool] = list(mcp.tools)
     deferred: frozenset[str] = frozenset()
     if should_defer(settings.tool_search, mcp_tokens, window, settings.tool_search_share):
+        from agent_repl.tools.tool_search import ToolSearch  # only MCP tools are ever deferred
+
         deferred = frozenset(tool.name for tool in mcp.tools)
         extra.append(ToolSearch(list(mcp.tools)))
     mcp.deferred = deferred

@@ -88,8 +88,9 @@ COMPACTION_MACHINERY = [
     "agent_repl.context.skill_reminders",
     "agent_repl.context.touched_files",
 ]
-# The MCP client: only a session with a configured server (or one to report on) imports it.
-MCP_CLIENT = ["agent_repl.mcp.manager", "agent_repl.mcp.connection", "agent_repl.mcp.tool"]
+# The MCP client: only a session with a configured server (or one to report on) imports it, and
+# ToolSearch, which loads deferred MCP tools.
+MCP_CLIENT = ["agent_repl.mcp.manager", "agent_repl.mcp.connection", "agent_repl.mcp.tool", "agent_repl.tools.tool_search"]
 LOADED_ON_FIRST_USE = [
     "tiktoken",
     "yaml",

@@ -41,6 +41,7 @@ LOADED_ON_FIRST_USE = {
     "agent_repl.mcp.manager",
     "agent_repl.mcp.connection",
     "agent_repl.mcp.tool",
+    "agent_repl.tools.tool_search",
 }
 
 
