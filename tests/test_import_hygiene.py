@@ -122,3 +122,18 @@ def test_the_app_and_a_turn_leave_the_compaction_machinery_unloaded():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"the app's start-up loaded {done.stdout.strip()}"
+
+
+# What the app needs only once a permission question is asked: the modal and the command view it
+# shows (with the shell reading behind its notes).
+PERMISSION_QUESTION = ["agent_repl.ui.screens.permission", "agent_repl.ui.command_view", "agent_repl.core.permissions.command_marks"]
+
+
+def test_the_app_imports_the_permission_modal_with_its_first_question():
+    code = (
+        "import sys, agent_repl.ui.app\n"
+        f"print(','.join(m for m in {PERMISSION_QUESTION!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"importing the app loaded {done.stdout.strip()}"

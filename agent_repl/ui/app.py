@@ -24,8 +24,8 @@ from textual.widgets import Static
 from agent_repl.core.model.visible import show_controls
 from agent_repl.ui.gc_policy import GcPolicy
 from agent_repl.ui.launcher import Launcher, LaunchError, warm_sdk_in_background
+from agent_repl.ui.permission_asker import PermissionAsker
 from agent_repl.ui.prompt_history import PromptHistory, history_path
-from agent_repl.ui.screens.permission import PermissionAsker
 from agent_repl.ui.second_press import SECOND_PRESS_WINDOW, SecondPress
 from agent_repl.ui.session_display import SessionDisplay
 from agent_repl.ui.widgets.conversation import DEFAULT_MAX_LINES, Conversation

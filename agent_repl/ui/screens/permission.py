@@ -1,16 +1,14 @@
 """The permission prompts: Bash's keyboard-first modal (y once, a always, n deny, Esc or Ctrl+C deny
-and stop the turn) here, the
-file-change and plan prompts in `edit_permission`, and the asker that picks between them."""
+and stop the turn) here, the file-change and plan prompts in `edit_permission`; the asker that
+picks between them is agent_repl.ui.permission_asker."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
@@ -20,9 +18,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from agent_repl.core.model.visible import show_controls
-from agent_repl.core.permissions.mode import PlanProposal
-from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest, as_answer
-from agent_repl.core.tooling.diffs import FileChange
+from agent_repl.core.permissions.rules import Answer, Decision, PermissionRequest
 from agent_repl.ui.command_view import (
     MAX_NOTES,
     CommandView,
@@ -245,71 +241,3 @@ class PermissionScreen(ModalScreen[Decision | Answer]):
 
     def action_view_all(self) -> None:
         self.app.push_screen(CommandViewer(self.request.key, self.shell))
-
-
-class PermissionAsker:
-    """Asks in the modal and saves an "always" answer to the project's settings file.
-
-    A file that cannot be updated is reported through `notify`; the rule then holds for this
-    session only (the policy keeps it in memory either way).
-    """
-
-    def __init__(self, app: App, cwd: Path, notify: Callable[[str, str], Awaitable[None]]) -> None:
-        self.app = app
-        self.cwd = cwd
-        self.notify = notify
-        self._pending: asyncio.Future[Answer] | None = None
-        self._screen: ModalScreen | None = None
-
-    async def ask(self, request: PermissionRequest) -> Answer:
-        from agent_repl.commands.allow_rules import AllowRuleError, persist_allow_rule
-        from agent_repl.ui.screens.edit_permission import EditPermissionScreen, PlanApprovalScreen
-
-        future: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
-        self._pending = future
-
-        def answered(answer: Decision | Answer | None) -> None:
-            if not future.done():
-                future.set_result(as_answer(answer or Decision.DENY))
-
-        if isinstance(request.preview, FileChange):
-            screen: ModalScreen = EditPermissionScreen(request)
-        elif isinstance(request.preview, PlanProposal):
-            screen = PlanApprovalScreen(request)
-        else:
-            screen = PermissionScreen(request)
-        self._screen = screen
-        self.app.push_screen(screen, callback=answered)
-        try:
-            answer = await future
-        finally:
-            self._pending = self._screen = None
-        # Only a command's "always" is a rule to keep; for edits and plans it changes the mode.
-        if answer.decision is Decision.ALLOW_ALWAYS and request.preview is None:
-            for rule in request.always_rules:
-                try:
-                    path = persist_allow_rule(self.cwd, rule)
-                except AllowRuleError as exc:
-                    await self.notify(f"{rule} is allowed for this session only: {exc}", "error")
-                else:
-                    await self.notify(f"always allowing {rule} (saved to {path})", "info")
-        return answer
-
-    def interrupt(self) -> bool:
-        """Ctrl+C with a question open: take it down and answer no, stopping the turn (as Esc in it
-        does). False when no question is open."""
-        screen = self._screen
-        if screen is None or self._pending is None or self._pending.done():
-            return False
-        while screen in self.app.screen_stack and self.app.screen is not screen:
-            self.app.pop_screen()  # a viewer opened from the question
-        if screen in self.app.screen_stack:
-            screen.dismiss(Answer(Decision.DENY, interrupt=True))
-        else:
-            self._pending.set_result(Answer(Decision.DENY, interrupt=True))
-        return True
-
-    def cancel(self) -> None:
-        """Deny the question still open (the app is closing)."""
-        if self._pending is not None and not self._pending.done():
-            self._pending.set_result(Answer(Decision.DENY))
