@@ -62,7 +62,7 @@ def test_the_models_of_turn_events_hooks_and_transcript_records_are_built_when_f
     code = (
         "import agent_repl.cli, agent_repl.ui.app, agent_repl.bootstrap\n"
         "from agent_repl.core.model.events import TextDelta\n"
-        "from agent_repl.core.hooks.io import HookOutput\n"
+        "from agent_repl.core.hooks.payloads import HookOutput\n"
         "from agent_repl.transcript.records import TokenRatioRecord\n"
         "models = (TextDelta, HookOutput, TokenRatioRecord)\n"
         "print(sum(m.__pydantic_complete__ for m in models))\n"
@@ -77,8 +77,8 @@ def test_the_models_of_turn_events_hooks_and_transcript_records_are_built_when_f
 # Loaded on first use, never by importing the start-up path: the cl100k encoder (print mode counts
 # with upper bounds first), YAML (front matter), gitignore patterns (a path rule, a Glob walk),
 # the shell parser behind the Bash permission rules (the first Bash check) and the compaction
-# machinery (the first compaction or session-memory extraction; a session holds only its compactor)
-# and the MCP client.
+# machinery (the first compaction or session-memory extraction; a session holds only its compactor),
+# the MCP client, and the models of a hook's input and answer (the first hook that runs).
 COMPACTION_MACHINERY = [
     "agent_repl.context.compact",
     "agent_repl.context.compact_api",
@@ -100,6 +100,7 @@ LOADED_ON_FIRST_USE = [
     "agent_repl.core.sandbox.auto_allow",
     *COMPACTION_MACHINERY,
     *MCP_CLIENT,
+    "agent_repl.core.hooks.payloads",
 ]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent_repl.core.config.hooks import ConfiguredHook
-from agent_repl.core.hooks.io import INPUT_MODELS
+from agent_repl.core.hooks.payloads import INPUT_MODELS
 from agent_repl.sdk.wire import Wire
 from agent_repl.session import Session
 

@@ -10,7 +10,8 @@ import pytest
 
 from agent_repl.core.config.hooks import ConfiguredHook, HookMatcher, configured_hooks, matches
 from agent_repl.core.config.settings import SettingsError, load_settings
-from agent_repl.core.hooks.io import HookOutput, HookRun, interpret, parse_output
+from agent_repl.core.hooks.io import HookRun, interpret
+from agent_repl.core.hooks.payloads import HookOutput, parse_output
 from agent_repl.core.hooks.runner import HOOK_OUTPUT_LIMIT, HookRunner
 from agent_repl.core.tooling.redaction import SecretRedactor
 

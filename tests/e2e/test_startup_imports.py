@@ -25,8 +25,8 @@ raise SystemExit(main())
 # the full-screen app's libraries, and the emulator's server (it runs in its own process); nor,
 # for a prompt that asks for no tool, what only some files or calls need: the cl100k encoder (no
 # decision is near a threshold), YAML (front matter), gitignore patterns (a rule naming a path, a
-# Glob walk), the shell parser behind the Bash permission rules, the compaction machinery and, with
-# no MCP server configured, the MCP client.
+# Glob walk), the shell parser behind the Bash permission rules, the compaction machinery, the
+# models of a hook's input and answer and, with no MCP server configured, the MCP client.
 NOT_ON_THE_PRINT_PATH = {"anthropic", "textual", "rich", "prompt_toolkit", "uvicorn", "starlette", "tiktoken", "yaml", "pathspec"}
 LOADED_ON_FIRST_USE = {
     "agent_repl.core.permissions.bash_rules",
@@ -42,6 +42,7 @@ LOADED_ON_FIRST_USE = {
     "agent_repl.mcp.connection",
     "agent_repl.mcp.tool",
     "agent_repl.tools.tool_search",
+    "agent_repl.core.hooks.payloads",
 }
 
 

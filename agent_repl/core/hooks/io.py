@@ -6,17 +6,20 @@ to the model or to the user as each event defines; anything else is a failure sh
 while the work goes on) or, on exit 0, a JSON object on stdout (`continue`, `stopReason`,
 `suppressOutput`, `systemMessage`, `decision`, `reason`, `hookSpecificOutput`). Plain stdout of
 `UserPromptSubmit`, `SessionStart` and `PreCompact` hooks is context for the model.
+
+The input and answer models are agent_repl.core.hooks.payloads, imported when a hook runs: a
+session without hooks, or whose hooks do not match, never builds them.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import TYPE_CHECKING, Literal
 
 from agent_repl.core.config.hooks import ConfiguredHook
+
+if TYPE_CHECKING:
+    from agent_repl.core.hooks.payloads import HookOutput
 
 # Exit code 2: the events whose stderr the model reads (the others show it to the user).
 FEEDBACK_TO_MODEL = frozenset({"PreToolUse", "PostToolUse", "Stop", "SubagentStop"})
@@ -24,97 +27,6 @@ FEEDBACK_TO_MODEL = frozenset({"PreToolUse", "PostToolUse", "Stop", "SubagentSto
 BLOCKABLE = frozenset({"PreToolUse", "UserPromptSubmit", "Stop", "SubagentStop"})
 # Exit 0 with plain stdout: context for the model.
 STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart", "PreCompact"})
-
-
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    session_id: str
-    transcript_path: str
-    cwd: str
-    permission_mode: str
-    hook_event_name: str
-
-
-class PreToolUseInput(_Input):
-    tool_name: str
-    tool_input: dict[str, Any]
-    tool_use_id: str
-
-
-class PostToolUseInput(PreToolUseInput):
-    tool_response: Any
-
-
-class UserPromptSubmitInput(_Input):
-    prompt: str
-
-
-class StopInput(_Input):
-    stop_hook_active: bool
-
-
-class SubagentStopInput(StopInput):
-    agent_id: str = ""
-    agent_transcript_path: str = ""
-
-
-class PreCompactInput(_Input):
-    trigger: Literal["manual", "auto"]
-    custom_instructions: str
-
-
-class SessionStartInput(_Input):
-    source: Literal["startup", "resume", "clear", "compact"]
-    model: str = ""
-
-
-class SessionEndInput(_Input):
-    reason: Literal["clear", "logout", "prompt_input_exit", "other"]
-
-
-class NotificationInput(_Input):
-    message: str
-    notification_type: str = ""
-
-
-INPUT_MODELS: dict[str, type[_Input]] = {
-    "PreToolUse": PreToolUseInput,
-    "PostToolUse": PostToolUseInput,
-    "UserPromptSubmit": UserPromptSubmitInput,
-    "Stop": StopInput,
-    "SubagentStop": SubagentStopInput,
-    "PreCompact": PreCompactInput,
-    "SessionStart": SessionStartInput,
-    "SessionEnd": SessionEndInput,
-    "Notification": NotificationInput,
-}
-
-
-class HookSpecificOutput(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    hookEventName: str | None = None
-    permissionDecision: Literal["allow", "deny", "ask"] | None = None
-    permissionDecisionReason: str | None = None
-    additionalContext: str | None = None
-    # Accepted so a Claude Code hook validates; a tool's input is never rewritten here.
-    updatedInput: dict[str, Any] | None = None
-
-
-class HookOutput(BaseModel):
-    """A hook's JSON answer (exit 0). Unknown keys make it invalid, reported as the hook's failure."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
-
-    continue_: bool = Field(default=True, alias="continue")
-    stopReason: str | None = None
-    suppressOutput: bool = False
-    systemMessage: str | None = None
-    # "approve" and "block" are PreToolUse's older spelling of allow and deny.
-    decision: Literal["approve", "block"] | None = None
-    reason: str | None = None
-    hookSpecificOutput: HookSpecificOutput | None = None
 
 
 @dataclass
@@ -145,23 +57,6 @@ class HookRun:
         text = f"exit {self.exit_code} in {self.duration_ms} ms"
         said = (self.stderr if self.exit_code else self.stdout).strip().splitlines()
         return f"{text}: {said[0][:120]}" if said else text
-
-
-def parse_output(stdout: str) -> tuple[HookOutput | None, str | None]:
-    """The JSON answer in stdout, or None when stdout is plain text; the second value says why a
-    JSON-looking stdout is not a valid answer."""
-    text = stdout.strip()
-    if not text.startswith("{"):
-        return None, None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None, None  # text that only starts with a brace
-    try:
-        return HookOutput.model_validate(data), None
-    except ValidationError as exc:
-        fields = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        return None, f"its JSON answer is not valid ({fields})"
 
 
 @dataclass

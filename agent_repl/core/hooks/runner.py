@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_repl.core.config.hooks import ConfiguredHook, matches
-from agent_repl.core.hooks.io import INPUT_MODELS, HookOutcome, HookRun, interpret, parse_output
+from agent_repl.core.hooks.io import HookOutcome, HookRun, interpret
 from agent_repl.core.permissions.credentials import child_environment, credential_names
 from agent_repl.core.tooling.persisted_output import persist_text
 from agent_repl.core.tooling.redaction import SecretRedactor
@@ -55,6 +55,8 @@ class HookRunner:
 
     def payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         """The event's JSON input, checked against its documented fields."""
+        from agent_repl.core.hooks.payloads import INPUT_MODELS  # built when a hook first runs
+
         model = INPUT_MODELS[event]
         common = {
             "session_id": self.session_id,
@@ -111,6 +113,8 @@ class HookRunner:
         stderr = self.redactor.text(err.decode("utf-8", errors="replace"))
         run = HookRun(hook, process.returncode, stdout, stderr, _ms(started))
         if run.exit_code == 0:
+            from agent_repl.core.hooks.payloads import parse_output
+
             run.output, problem = parse_output(stdout)
             if problem:
                 run.error = problem
@@ -128,6 +132,8 @@ class HookRunner:
             return HookRun(hook, None, duration_ms=_ms(started), error=f"the callback failed: {exc}")
         stdout = self.redactor.text(json.dumps(answer, ensure_ascii=False))
         run = HookRun(hook, 0, stdout, "", _ms(started))
+        from agent_repl.core.hooks.payloads import parse_output
+
         run.output, run.error = parse_output(stdout)
         return replace(run, stdout=self._limit(stdout))
 
