@@ -138,3 +138,22 @@ def test_the_app_imports_the_permission_modal_with_its_first_question():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"importing the app loaded {done.stdout.strip()}"
+
+
+# The app holds its session (`SessionHolder`) before anyone runs a command: the built-in commands
+# and the results they return are imported with the first line submitted or completed.
+BUILT_IN_COMMANDS = ["agent_repl.commands.builtin", "agent_repl.commands.results"]
+
+
+def test_the_app_shows_a_session_before_importing_the_built_in_commands():
+    code = (
+        "import sys, agent_repl.ui.app, agent_repl.ui.launcher\n"
+        "agent_repl.ui.launcher._warm_imports()\n"
+        "from agent_repl.commands import SessionHolder\n"
+        f"print(','.join(m for m in {BUILT_IN_COMMANDS!r} if m in sys.modules))\n"
+        "from agent_repl.commands import default_registry\n"
+        "print(default_registry().get('help').name)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["", "help"], done.stdout

@@ -10,10 +10,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from agent_repl.commands.results import CommandResult, TextOutput
-
 if TYPE_CHECKING:
     from agent_repl.bootstrap import ResumeSource
+    from agent_repl.commands.results import CommandResult
     from agent_repl.context.projector import Pipeline
     from agent_repl.session import Session
 
@@ -63,7 +62,7 @@ class CommandContext:
         return projector if isinstance(projector, Pipeline) else None
 
 
-Handler = Callable[[CommandContext, str], Awaitable[CommandResult]]
+Handler = Callable[[CommandContext, str], Awaitable["CommandResult"]]
 
 
 @dataclass(frozen=True)
@@ -120,6 +119,8 @@ class CommandRegistry:
         return command
 
     async def run(self, line: str, ctx: CommandContext) -> CommandResult:
+        from agent_repl.commands.results import TextOutput  # with the commands that return results
+
         parsed = parse_command_line(line)
         if parsed is None:
             return TextOutput(f"not a command: {line!r}", level="error")

@@ -114,7 +114,7 @@ class AgentApp(App[int]):
         self.max_lines = max_lines
         self.warm_client = warm_client
         self.holder: SessionHolder | None = None
-        self.registry: CommandRegistry | None = None
+        self._slash_commands: CommandRegistry | None = None
         self.pending: list[str] = [first_prompt] if first_prompt else []
         self.turn_running = False
         # A turn or a queued command is running: the next queued line waits for it.
@@ -179,8 +179,17 @@ class AgentApp(App[int]):
     def session(self) -> Session | None:
         return self.holder.session if self.holder else None
 
+    def command_registry(self) -> CommandRegistry:
+        """The slash commands, imported with the first line submitted or completed, not before the
+        session is shown."""
+        if self._slash_commands is None:
+            from agent_repl.commands import default_registry
+
+            self._slash_commands = default_registry()
+        return self._slash_commands
+
     def _command_names(self) -> list[str]:
-        return self.registry.complete("", self.session) if self.registry else []
+        return self.command_registry().complete("", self.session) if self.holder else []
 
     async def _notify(self, text: str, level: str) -> None:
         await self.conversation.add_notice(text, level)
@@ -202,7 +211,7 @@ class AgentApp(App[int]):
         self.run_worker(self._open_first_session(), group="boot", exit_on_error=False)
 
     async def _open_first_session(self) -> None:
-        from agent_repl.commands import SessionHolder, default_registry
+        from agent_repl.commands import SessionHolder
 
         previewed = await self._show_preview()
         try:
@@ -214,7 +223,6 @@ class AgentApp(App[int]):
         except BaseException:
             self.gc_policy.started()  # a failed start-up is over too
             raise
-        self.registry = default_registry()
         self.holder = SessionHolder(session, self._reopen)
         self.prompt.prompt_history = PromptHistory(
             history_path(session.settings.home, session.cwd), redactor=session.redactor
@@ -275,8 +283,8 @@ class AgentApp(App[int]):
     def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         from agent_repl.commands.submit import CommandLine, submit
 
-        if self.turn_running and self.registry is not None:
-            submission = submit(event.text, self.registry)
+        if self.turn_running and self.holder is not None:
+            submission = submit(event.text, self.command_registry())
             if isinstance(submission, CommandLine) and (
                 submission.command is None or submission.command.name not in NOT_DURING_A_TURN
             ):
@@ -305,7 +313,7 @@ class AgentApp(App[int]):
         """Start the next queued prompt or command when the session is free."""
         from agent_repl.commands.submit import CommandLine, MemoryNoteLine, submit
 
-        if self.holder is None or self.busy or not self.pending or self.registry is None:
+        if self.holder is None or self.busy or not self.pending:
             if self.pending and self.holder is None:
                 self.set_hint(f"starting… {len(self.pending)} message(s) will be sent when ready")
             elif self.pending:
@@ -314,7 +322,7 @@ class AgentApp(App[int]):
         text = self.pending.pop(0)
         self.set_hint(f"{len(self.pending)} queued" if self.pending else "")
         self.busy = True
-        match submit(text, self.registry):
+        match submit(text, self.command_registry()):
             case CommandLine():
                 self.run_command(text)
             case MemoryNoteLine() as note:
@@ -386,14 +394,15 @@ class AgentApp(App[int]):
     async def _run_command(self, line: str) -> None:
         from agent_repl.commands.registry import CommandContext, parse_command_line
 
-        assert self.holder is not None and self.registry is not None
+        assert self.holder is not None
+        registry = self.command_registry()
         parsed = parse_command_line(line)
-        command = self.registry.get(parsed[0]) if parsed else None
+        command = registry.get(parsed[0]) if parsed else None
         label = WORKING_LABELS.get(command.name) if command else None
         if label and not self.turn_running:
             self.working.start(label)
         try:
-            result = await self.registry.run(line, CommandContext(self.holder, self.registry))
+            result = await registry.run(line, CommandContext(self.holder, registry))
         except Exception as exc:
             from agent_repl.commands.results import TextOutput
 

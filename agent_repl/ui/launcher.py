@@ -67,7 +67,6 @@ def warm_sdk_in_background() -> asyncio.Future[None]:
 
 def _warm_imports() -> None:
     import agent_repl.bootstrap  # noqa: F401
-    import agent_repl.commands.builtin  # noqa: F401
     import agent_repl.context.report  # noqa: F401
     import agent_repl.context.snip  # noqa: F401
 
