@@ -140,20 +140,44 @@ def test_the_app_imports_the_permission_modal_with_its_first_question():
     assert done.stdout.strip() == "", f"importing the app loaded {done.stdout.strip()}"
 
 
-# The app holds its session (`SessionHolder`) before anyone runs a command: the built-in commands
-# and the results they return are imported with the first line submitted or completed.
-BUILT_IN_COMMANDS = ["agent_repl.commands.builtin", "agent_repl.commands.results"]
+# The app holds its session (`SessionHolder`) before anyone runs a command: the built-in commands,
+# the results they return and the line parser are imported with the first line submitted or completed.
+BUILT_IN_COMMANDS = ["agent_repl.commands.builtin", "agent_repl.commands.results", "agent_repl.commands.submit"]
+_SHOW_A_SESSION_THEN_ASK_FOR_HELP = """
+import asyncio, sys
+from pathlib import Path
+from agent_repl.core.config.settings import Settings
+from agent_repl.ui.app import AgentApp
+from agent_repl.ui.launcher import Launcher
+
+async def main():
+    settings = Settings(home=Path(sys.argv[1]), api_key="k", base_url="http://127.0.0.1:9")
+    app = AgentApp(Launcher.for_settings(settings, Path(sys.argv[2])), warm_client=False)
+    seen = []
+    async with app.run_test(size=(100, 30), message_hook=seen.append) as pilot:
+        for _ in range(3000):
+            if any(type(m).__name__ == "SessionReady" for m in seen):
+                break
+            await asyncio.sleep(0.01)
+        await pilot.pause()
+        print(",".join(m for m in MODULES if m in sys.modules))
+        await pilot.press("/", "h", "e", "l", "p", "enter")
+        for _ in range(3000):
+            if done := [m for m in seen if type(m).__name__ == "CommandFinished"]:
+                break
+            await asyncio.sleep(0.01)
+        print(",".join(m for m in MODULES if m in sys.modules), type(done[0].result).__name__)
+
+asyncio.run(main())
+"""
 
 
-def test_the_app_shows_a_session_before_importing_the_built_in_commands():
-    code = (
-        "import sys, agent_repl.ui.app, agent_repl.ui.launcher\n"
-        "agent_repl.ui.launcher._warm_imports()\n"
-        "from agent_repl.commands import SessionHolder\n"
-        f"print(','.join(m for m in {BUILT_IN_COMMANDS!r} if m in sys.modules))\n"
-        "from agent_repl.commands import default_registry\n"
-        "print(default_registry().get('help').name)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+def test_the_app_shows_a_session_before_importing_the_built_in_commands(tmp_path):
+    code = f"MODULES = {BUILT_IN_COMMANDS!r}\n" + _SHOW_A_SESSION_THEN_ASK_FOR_HELP
+    (tmp_path / "project").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "home"), str(tmp_path / "project")],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["", "help"], done.stdout
+    assert done.stdout.splitlines() == ["", ",".join(BUILT_IN_COMMANDS) + " HelpReport"], done.stdout

@@ -311,14 +311,14 @@ class AgentApp(App[int]):
 
     def _next_pending(self) -> None:
         """Start the next queued prompt or command when the session is free."""
-        from agent_repl.commands.submit import CommandLine, MemoryNoteLine, submit
-
         if self.holder is None or self.busy or not self.pending:
             if self.pending and self.holder is None:
                 self.set_hint(f"starting… {len(self.pending)} message(s) will be sent when ready")
             elif self.pending:
                 self.set_hint(f"{len(self.pending)} queued")
             return
+        from agent_repl.commands.submit import CommandLine, MemoryNoteLine, submit
+
         text = self.pending.pop(0)
         self.set_hint(f"{len(self.pending)} queued" if self.pending else "")
         self.busy = True
