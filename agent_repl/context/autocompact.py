@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 
 from agent_repl.context.attachments import reinjection_budget
-from agent_repl.context.compactor import SUMMARY_MAX_TOKENS, kept_tail_budget
+from agent_repl.context.compaction_sizes import SUMMARY_MAX_TOKENS, kept_tail_budget
 from agent_repl.context.estimate import fixed_prompt_cl100k
 from agent_repl.context.stage import Check
 from agent_repl.context.state import PipelineState

@@ -35,7 +35,12 @@ from agent_repl.context.attachments import (
 from agent_repl.context.boundary import BoundarySlice
 from agent_repl.context.compact_api import api_summary, split_for_kept_turns
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
-from agent_repl.context.compactor import KEPT_TAIL_MAX_TOKENS, Compactor, is_typed_prompt, kept_tail_budget
+from agent_repl.context.compaction_sizes import (
+    KEPT_TAIL_MAX_TOKENS,
+    CompactionOwner,
+    is_typed_prompt,
+    kept_tail_budget,
+)
 from agent_repl.context.context_session import history_for_reminders, take_back_earlier
 from agent_repl.context.estimate import estimate_messages, token_count_with_estimation
 from agent_repl.context.fork import Wire, WireTransform, fork_request
@@ -127,7 +132,7 @@ class CompactionRun:
     """One compaction of a session's view, for its compactor (which keeps what outlives the run:
     the breaker, the room the last summary took)."""
 
-    def __init__(self, compactor: Compactor) -> None:
+    def __init__(self, compactor: CompactionOwner) -> None:
         self.compactor = compactor
         self.pipeline = compactor.pipeline
         self.summary_max_tokens = compactor.summary_max_tokens

@@ -3,45 +3,26 @@ decision and the way into a compaction.
 
 Every session gets one, but few sessions compact, so this module is light: the compaction itself
 (agent_repl.context.compact: the summary request, the kept tail, what is put back) is imported
-when the first one runs. The numbers the autocompact check prices a compaction with live here.
+when the first one runs. The numbers the autocompact check prices a compaction with live in
+agent_repl.context.compaction_sizes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING
 
+from agent_repl.context.compaction_sizes import SUMMARY_MAX_TOKENS, is_typed_prompt
 from agent_repl.context.session_memory import extraction_thresholds, has_reply, uncovered
-from agent_repl.context.thresholds import autocompact_threshold, scaled_amount
-from agent_repl.core.model.messages import Message, UserMessage
+from agent_repl.context.thresholds import autocompact_threshold
+from agent_repl.core.model.messages import Message
 
 if TYPE_CHECKING:
     from agent_repl.context.compact import CompactionOutcome
     from agent_repl.context.context_session import ContextSession
     from agent_repl.context.projector import Pipeline
-    from agent_repl.context.state import PipelineState
     from agent_repl.core.api.failures import CompactTrigger
 
 MAX_CONSECUTIVE_FAILURES = 3
-KEPT_TAIL_MAX_TOKENS = 40_000
-SUMMARY_MAX_TOKENS = 16_000
-
-
-def is_typed_prompt(message: Message) -> TypeGuard[UserMessage]:
-    return (
-        isinstance(message, UserMessage)
-        and not message.is_meta
-        and not message.is_compact_summary
-        and not message.is_tool_result()
-    )
-
-
-def kept_tail_budget(state: PipelineState) -> int:
-    """`kept_tail_tokens` in a 200K window and larger ones, in proportion in smaller ones.
-
-    Everything kept is written to the cache again after the compaction, and read on every request
-    after it; a third of the window (an earlier rule) cost the replay benchmark's 50K sessions more.
-    """
-    return scaled_amount(state.config.kept_tail_tokens, state.config.effective_window)
 
 
 class Compactor:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from agent_repl.context.compact import SUMMARY_MAX_TOKENS, CompactionOutcome, is_typed_prompt
+from agent_repl.context.compact import CompactionOutcome
 from agent_repl.context.compact_prompt import continuation_message, extract_summary, summary_request
+from agent_repl.context.compaction_sizes import SUMMARY_MAX_TOKENS, is_typed_prompt
 from agent_repl.context.fork import append_question
 from agent_repl.context.normalize import normalize_drafts
 from agent_repl.context.shrink import drop_oldest_rounds, prompt_too_long_gap
