@@ -266,6 +266,14 @@ def realistic_session() -> list[UserMessage | AssistantMessage | SystemMessage |
 
 
 @pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder, its path resolved as a session's cwd is."""
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    return cwd.resolve()
+
+
+@pytest.fixture
 def session_items() -> list[Any]:
     return realistic_session()
 

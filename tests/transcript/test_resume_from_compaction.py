@@ -12,8 +12,6 @@ import shutil
 import tracemalloc
 from pathlib import Path
 
-import pytest
-
 from agent_repl.bootstrap import ResumeSource, close_session, find_resume_source, open_session
 from agent_repl.context.attachments import standing_context
 from agent_repl.context.boundary import slice_after_compact_boundary
@@ -88,13 +86,6 @@ async def write_session(home: Path, cwd: Path, rounds: int, *, exchanges: int = 
 def settings_for(home: Path, cwd: Path):
     env = {"AGENT_REPL_HOME": str(home), "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
     return load_settings(cwd=cwd, env=env, overrides={"skip_permissions": True})
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    return cwd.resolve()
 
 
 def uuids(messages) -> list[str]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from agent_repl.core.model.messages import AssistantMessage, TextBlock, UserMessage
 from agent_repl.transcript import tail_preview
 from agent_repl.transcript.loader import load_session
@@ -14,18 +12,7 @@ from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.tail_preview import tail_messages
 from agent_repl.transcript.writer import TranscriptWriter
 
-from .test_resume_from_compaction import SID, write_session
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    cwd = tmp_path / "project"
-    cwd.mkdir()
-    return cwd.resolve()
-
-
-def uuids(messages) -> list[str]:
-    return [m.uuid for m in messages]
+from .test_resume_from_compaction import SID, uuids, write_session
 
 
 async def test_the_preview_is_the_end_of_what_the_resume_shows_from_the_last_compaction(tmp_path, project):
