@@ -104,25 +104,25 @@ LOADED_ON_FIRST_USE = [
 ]
 
 
-def test_the_start_up_path_leaves_first_use_modules_unloaded():
-    code = (
-        "import sys, agent_repl.cli, agent_repl.bootstrap, agent_repl.print_mode\n"
-        f"print(','.join(m for m in {LOADED_ON_FIRST_USE!r} if m in sys.modules))\n"
-    )
+def loaded_after(setup: str, modules: list[str]) -> list[str]:
+    """Which of `modules` a fresh interpreter holds once it has run `setup`."""
+    code = f"import sys\n{setup}\nprint(','.join(m for m in {modules!r} if m in sys.modules))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "", f"importing the start-up path loaded {done.stdout.strip()}"
+    return [m for m in done.stdout.strip().split(",") if m]
+
+
+def test_the_start_up_path_leaves_first_use_modules_unloaded():
+    setup = "import agent_repl.cli, agent_repl.bootstrap, agent_repl.print_mode"
+    assert loaded_after(setup, LOADED_ON_FIRST_USE) == []
 
 
 def test_the_app_and_a_turn_leave_the_compaction_machinery_unloaded():
-    code = (
-        "import sys, agent_repl.cli, agent_repl.core.loop.query, agent_repl.ui.app, agent_repl.ui.launcher\n"
-        "agent_repl.ui.launcher._warm_imports()\n"
-        f"print(','.join(m for m in {COMPACTION_MACHINERY!r} if m in sys.modules))\n"
+    setup = (
+        "import agent_repl.cli, agent_repl.core.loop.query, agent_repl.ui.app, agent_repl.ui.launcher\n"
+        "agent_repl.ui.launcher._warm_imports()"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "", f"the app's start-up loaded {done.stdout.strip()}"
+    assert loaded_after(setup, COMPACTION_MACHINERY) == []
 
 
 # What the app needs only once a permission question is asked: the modal and the command view it
@@ -131,13 +131,7 @@ PERMISSION_QUESTION = ["agent_repl.ui.screens.permission", "agent_repl.ui.comman
 
 
 def test_the_app_imports_the_permission_modal_with_its_first_question():
-    code = (
-        "import sys, agent_repl.ui.app\n"
-        f"print(','.join(m for m in {PERMISSION_QUESTION!r} if m in sys.modules))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "", f"importing the app loaded {done.stdout.strip()}"
+    assert loaded_after("import agent_repl.ui.app", PERMISSION_QUESTION) == []
 
 
 # The app holds its session (`SessionHolder`) before anyone runs a command: the built-in commands,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from agent_repl.context.compaction_sizes import is_typed_prompt
 from agent_repl.core.model.messages import Message, UserMessage
 
 # The least a shortened message keeps (head and tail together), in tokens: below that a message
@@ -34,10 +35,7 @@ LEFT_OUT_MARK = "[... {count:,} characters left out; the whole message is in the
 def is_typed(message: Message) -> TypeGuard[UserMessage]:
     """A message the user typed: not meta, not a summary, not tool results nor a command's output."""
     return (
-        isinstance(message, UserMessage)
-        and not message.is_meta
-        and not message.is_compact_summary
-        and not message.is_tool_result()
+        is_typed_prompt(message)
         and bool(text := message.text().strip())
         and not text.startswith(NOT_TYPED_STARTS)
     )
