@@ -16,6 +16,9 @@ if [ "${1:-}" = "--beside" ]; then n=0; dir=$2; else
 fi
 repo=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 mkdir -p "$dir"
+# The clones sit in DIR, so the tests that read ../shared (the shared transcripts and samples) find
+# it through a link to the one beside this checkout; without it they are skipped.
+[ -d "$repo/../shared" ] && [ ! -e "$dir/shared" ] && ln -s "$(cd "$repo/../shared" && pwd)" "$dir/shared"
 [ "${1:-}" = "--beside" ] || echo "soak of $(git -C "$repo" log -1 --format='%h %s' | cut -c1-72) in $dir"
 
 loop() {  # loop NAME RUNS: clone, set up, run the suite RUNS times (0: until DIR/stop exists)
