@@ -9,6 +9,11 @@
 # per run (exit status, seconds, pytest's last line) to DIR/main.summary and DIR/beside.summary.
 # Exits 0 when all N measured runs passed. It takes N times a suite run under load (about 7-9
 # minutes each on a 2-core machine). Not part of the test suite.
+#
+# The whole script is one block that bash reads before it runs any of it, so that editing this file
+# during a soak (which runs it from the checkout for an hour) cannot change what the running soak
+# does: bash reads a plain script as it goes, and soak7 died at its last lines after an edit.
+{
 set -u
 if [ "${1:-}" = "--beside" ]; then n=0; dir=$2; else
   n=${1:-10}
@@ -49,3 +54,5 @@ cat "$dir/main.summary"
 failed=$(grep -c -v ' rc=0 ' "$dir/main.summary")
 echo "measured runs that failed: $failed of $n; the suite beside it: $(grep -c ' rc=0 ' "$dir/beside.summary") passed, $(grep -c -v ' rc=0 ' "$dir/beside.summary") failed"
 [ "$failed" -eq 0 ]
+exit
+}
