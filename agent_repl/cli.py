@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from agent_repl.bootstrap import ResumeSource
     from agent_repl.core.config.settings import Settings
+    from agent_repl.ui.launcher import Launcher
 
 
 class LaunchError(Exception):
@@ -40,6 +41,14 @@ class LaunchPlan:
     settings: Settings
     resume: ResumeSource | None
     notices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ContinueChoice:
+    """The session `--continue` resumes, once the app's preview has listed the folder to draw that
+    session's newest entries first: the launch then resumes this file instead of listing again."""
+
+    path: Path | None = None
 
 
 # With none of these in the environment, a run is most likely offline (a settings file may still
@@ -108,10 +117,15 @@ def _resolved_model(settings: Settings, *, offline: bool = False) -> Settings:
 
 
 def prepare_launch(
-    args: argparse.Namespace, cwd: Path, stack: ExitStack, credentials: dict[str, str] | None = None
+    args: argparse.Namespace,
+    cwd: Path,
+    stack: ExitStack,
+    credentials: dict[str, str] | None = None,
+    continued: ContinueChoice | None = None,
 ) -> LaunchPlan:
     """Settings, the endpoint (maybe the offline emulator, stopped with `stack`) and what to resume.
-    `credentials`: what `take_credentials` moved out of the environment at start."""
+    `credentials`: what `take_credentials` moved out of the environment at start; `continued`: the
+    session `--continue` chose for the app's preview, if it did."""
     early = _early_offline_emulator(credentials)
     with ExitStack() as unused:
         if early is not None:
@@ -138,8 +152,11 @@ def prepare_launch(
     # Imported only now: the offline emulator starts up in its own process meanwhile.
     from agent_repl.bootstrap import ResumeError, find_resume_source
 
+    target, latest = args.resume or None, args.continue_latest
+    if latest and (chosen := _continued_path(continued, settings, cwd)) is not None:
+        target, latest = str(chosen), False
     try:
-        resume = find_resume_source(settings, cwd, args.resume or None, latest=args.continue_latest)
+        resume = find_resume_source(settings, cwd, target, latest=latest)
     except ResumeError as exc:
         raise LaunchError(str(exc)) from exc
     if args.resume == "" and resume is None:
@@ -153,6 +170,19 @@ def prepare_launch(
     if resume is not None:
         notices.extend(f"warning: {warning}" for warning in resume.loaded.warnings)
     return LaunchPlan(settings, resume, notices)
+
+
+def _continued_path(continued: ContinueChoice | None, settings: Settings, cwd: Path) -> Path | None:
+    """The transcript the preview chose for `--continue`, if it is still a session of this folder
+    in the settings' home (the preview read the home from the environment)."""
+    if continued is None or continued.path is None:
+        return None
+    from agent_repl.transcript.paths import project_dir
+
+    path = continued.path
+    if path.resolve().parent != project_dir(settings.home, cwd).resolve() or not path.is_file():
+        return None
+    return path
 
 
 def _flag_settings(args: argparse.Namespace, cwd: Path, credentials: dict[str, str] | None) -> Settings:
@@ -304,44 +334,66 @@ def main(argv: list[str] | None = None, credentials: dict[str, str] | None = Non
             return 2
 
 
-def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -> int:
-    from agent_repl.ui.app import AgentApp
+def app_launcher(args: argparse.Namespace, cwd: Path, credentials: dict[str, str] | None) -> Launcher:
+    """What the full-screen app opens its first session with: the launch made in the launcher's
+    thread, and for a resume the preview of the session's newest entries drawn before it."""
     from agent_repl.ui.launcher import Launcher
     from agent_repl.ui.launcher import LaunchError as UILaunchError
 
+    continued = ContinueChoice()
+
     def prepare(stack: ExitStack) -> LaunchPlan:
         try:
-            return prepare_launch(args, cwd, stack, credentials)
+            return prepare_launch(args, cwd, stack, credentials, continued)
         except LaunchError as exc:
             raise UILaunchError(str(exc)) from exc
+
+    return Launcher(cwd, prepare, preview=_tail_preview(args, cwd, continued))
+
+
+def _run_app(args: argparse.Namespace, cwd: Path, credentials: dict[str, str]) -> int:
+    from agent_repl.ui.app import AgentApp
 
     # A full-screen app follows the terminal it is in: an exported COLUMNS or LINES would pin its
     # size (the terminal size lookup prefers them) and every resize would be ignored.
     for name in ("COLUMNS", "LINES"):
         os.environ.pop(name, None)
-    app = AgentApp(Launcher(cwd, prepare, preview=_tail_preview(args, cwd)), first_prompt=args.prompt)
+    app = AgentApp(app_launcher(args, cwd, credentials), first_prompt=args.prompt)
     app.run()
     if app.exit_note:
         print(app.exit_note)
     return app.return_code or 0
 
 
-def _tail_preview(args: argparse.Namespace, cwd: Path) -> Callable[[], list[Any]] | None:
-    """For `--resume ID`: the newest entries of that session of this folder, read from the end of
-    its transcript, for the app to draw while the session opens (nothing for a path, a picker, or
-    `--continue`, whose choice of session is the resume's own)."""
+def _tail_preview(
+    args: argparse.Namespace, cwd: Path, continued: ContinueChoice | None = None
+) -> Callable[[], list[Any]] | None:
+    """For `--resume ID` and `--continue`: the newest entries of that session of this folder (for
+    `--continue` the newest session, noted in `continued` for the launch to resume), read from the
+    end of its transcript, for the app to draw while the session opens. Nothing for a path or a
+    picker."""
     ref = args.resume
-    if not ref or args.continue_latest:
+    if args.continue_latest:
+        if continued is None:
+            return None
+    elif not ref:
         return None
 
     def preview() -> list[Any]:
         from agent_repl.core.permissions.credentials import home_from_env
         from agent_repl.transcript.paths import project_dir
-        from agent_repl.transcript.sessions import SessionLookupError, session_by_id
+        from agent_repl.transcript.sessions import SessionLookupError, list_sessions, session_by_id
         from agent_repl.transcript.tail_preview import tail_messages
 
+        projects = project_dir(home_from_env(os.environ), cwd)
         try:
-            path = session_by_id(project_dir(home_from_env(os.environ), cwd), ref)
+            if continued is not None and args.continue_latest:
+                sessions = list_sessions(projects)
+                if not sessions:
+                    return []
+                path = continued.path = sessions[0].path
+            else:
+                path = session_by_id(projects, ref)
         except (SessionLookupError, OSError):
             return []
         return tail_messages(path)

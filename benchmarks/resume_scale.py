@@ -1,6 +1,6 @@
 """Resume at scale: how long `--resume` takes on transcripts of 1, 10 and 100 MB, side by side.
 
-    .venv/bin/python benchmarks/resume_scale.py [--sizes 1,10,100] [--runs 3] [--baseline DIR] [--no-app]
+    .venv/bin/python benchmarks/resume_scale.py [--sizes 1,10,100] [--runs 3] [--baseline DIR] [--no-app] [--continue]
 
 The transcripts come from the real loop: a session reads files against the emulator in a small
 window (so it compacts a few times), then its turns are repeated with fresh uuids and ids until
@@ -24,7 +24,9 @@ the transcript does (the fresh `-p` runs are a newcomer's: they ask for it). Eac
 compiled to bytecode first, as an installed package is, so that no run
 pays for compiling them (PYTHONDONTWRITEBYTECODE would otherwise have every run compile its
 modules again). With `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive COMMIT | tar -x -C DIR`),
-each measurement also runs with that code, interleaved. Medians are printed, with the ratio to the
+each measurement also runs with that code, interleaved. With `--continue` the runs resume with
+`--continue` instead of `--resume ID` (the folder holds the one session, so its listing is the
+least it can be). Medians are printed, with the ratio to the
 floor; absolute times are background (they depend on the machine and its load).
 Not part of the test suite.
 """
@@ -52,6 +54,9 @@ if not os.environ.get("PYTHONPATH"):  # a measured child runs the code PYTHONPAT
     sys.path.insert(0, str(ROOT))
 CACHE = ROOT / "benchmarks" / ".cache" / "resume_scale"
 SESSION_ID = "5e551011-0000-4000-8000-00000000be4c"
+# How the measured runs name the session: `--resume ID`, or `--continue` (the newest session of the
+# folder, found by listing its transcripts) with the script's `--continue`.
+RESUME_FLAGS = ["--resume", SESSION_ID]
 WINDOW = 60_000
 # The folder every session here runs in, the generating one and the measured resumes alike: a
 # resume runs where its session was written (the system prompt names the folder), as `--resume` does.
@@ -299,7 +304,7 @@ def measure_print(
     """`agent-repl --resume ID -p hi` (a fresh `agent-repl -p hi` when `transcript` is None)."""
     home, project = _session_home(transcript, work)
     seen = len(server.recordings.messages)
-    resume = ["--resume", SESSION_ID] if transcript is not None else []
+    resume = RESUME_FLAGS if transcript is not None else []
     started = time.time()
     child = subprocess.Popen(
         [sys.executable, "-m", "agent_repl", *resume, "-p", "hi"],
@@ -330,7 +335,7 @@ def measure_app(transcript: Path, work: Path, server: Any, code: Path | None) ->
     env = _env(home, server.base_url, code)
     started = time.time()
     child = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve()), "--child-app", SESSION_ID],
+        [sys.executable, str(Path(__file__).resolve()), f"--child-app={' '.join(RESUME_FLAGS)}"],
         cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     status, peak, cpu, lines = _wait_reading(child)
@@ -356,8 +361,8 @@ def measure_app(transcript: Path, work: Path, server: Any, code: Path | None) ->
     }
 
 
-def child_app(session_id: str) -> None:
-    """The app as `agent-repl --resume ID` builds it (the CLI's own launch: credentials moved out
+def child_app(flags: str) -> None:
+    """The app as `agent-repl --resume ID` (or `--continue`: `flags`) builds it (the CLI's own launch: credentials moved out
     of the environment, which re-executes this process; settings, the model check and the resume
     made in the launcher's thread while the app paints), headless; prints the time when the newest
     history entry is mounted and painted."""
@@ -372,17 +377,21 @@ def child_app(session_id: str) -> None:
     from agent_repl.ui.app import AgentApp
     from agent_repl.ui.launcher import Launcher
 
-    args = build_parser().parse_args(["--resume", session_id])
-
-    try:  # the preview of the newest entries the CLI gives the app (not in older checkouts)
-        from agent_repl.cli import _tail_preview as tail_preview
-    except ImportError:
-        tail_preview = None
+    args = build_parser().parse_args(flags.split())
 
     async def run() -> None:
-        prepare = partial(prepare_launch, args, cwd, credentials=credentials)
-        preview = tail_preview(args, cwd) if tail_preview is not None else None
-        launcher = Launcher(cwd, prepare, preview) if preview is not None else Launcher(cwd, prepare)
+        try:  # the CLI's own launcher (with the preview of the newest entries)
+            from agent_repl.cli import app_launcher
+
+            launcher = app_launcher(args, cwd, credentials)
+        except ImportError:  # older checkouts
+            try:
+                from agent_repl.cli import _tail_preview as tail_preview
+            except ImportError:
+                tail_preview = None
+            prepare = partial(prepare_launch, args, cwd, credentials=credentials)
+            preview = tail_preview(args, cwd) if tail_preview is not None else None
+            launcher = Launcher(cwd, prepare, preview) if preview is not None else Launcher(cwd, prepare)
         app = AgentApp(launcher)
         display, drawn = app._display, []
 
@@ -471,6 +480,10 @@ def main() -> None:
     )
     parser.add_argument("--no-app", action="store_true", help="skip the full-screen app")
     parser.add_argument(
+        "--continue", dest="continue_latest", action="store_true",
+        help="resume with --continue (the folder's newest session) instead of --resume ID",
+    )  # fmt: skip
+    parser.add_argument(
         "--cache", type=Path, help="where the generated transcripts are kept (default: benchmarks/.cache)"
     )
     parser.add_argument("--child-app", help=argparse.SUPPRESS)
@@ -478,6 +491,8 @@ def main() -> None:
     if args.child_app:
         child_app(args.child_app)
         return
+    if args.continue_latest:
+        RESUME_FLAGS[:] = ["--continue"]
 
     from agent_repl.emulator.policies import CallablePolicy
     from agent_repl.emulator.server import EmulatorServer

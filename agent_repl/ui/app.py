@@ -250,7 +250,9 @@ class AgentApp(App[int]):
             return False
         from agent_repl.tools import builtin_displays
 
-        messages = self.launcher.preview()
+        # In a thread: for `--continue` it lists every session of the folder first, and the
+        # screen answers keys meanwhile.
+        messages = await asyncio.to_thread(self.launcher.preview)
         if not messages:
             return False
         await self.conversation.load(messages, displays=builtin_displays())

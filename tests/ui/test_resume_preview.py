@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from contextlib import ExitStack
 
-from agent_repl.cli import _tail_preview
+from agent_repl import bootstrap, cli
+from agent_repl.cli import ContinueChoice, _tail_preview, prepare_launch
 from agent_repl.launch_flags import build_parser
 from agent_repl.transcript.paths import SessionPaths
 from agent_repl.transcript.writer import TranscriptWriter
@@ -98,3 +101,76 @@ async def test_the_cli_previews_a_session_of_this_folder_named_by_its_id_or_a_pr
     assert _tail_preview(parser.parse_args(["--continue"]), cwd) is None
     assert _tail_preview(parser.parse_args([]), cwd) is None
     assert json.loads(paths.transcript.read_text().splitlines()[0])["sessionId"] == sid
+
+
+async def test_the_preview_is_read_off_the_screen_s_thread(tmp_path):
+    history = long_history(20)
+    project = tmp_path / "p"
+    project.mkdir()
+    readers: list[threading.Thread] = []
+
+    def preview():
+        readers.append(threading.current_thread())
+        return history[-6:]
+
+    launcher = HeldLauncher(fixed_session(history, cwd=project, home=tmp_path / "home"), preview=preview)
+    app = AgentApp(launcher, animate=False, warm_client=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await wait_for(pilot, lambda: "Answer number 19" in screen(app), what="the preview")
+        launcher.release.set()
+    assert readers and readers[0] is not threading.main_thread()
+
+
+async def write_session_at(home, cwd, sid: str, question: str, when: str):
+    from agent_repl.core.model.messages import AssistantMessage, TextBlock, UserMessage
+
+    paths = SessionPaths(home=home, cwd=cwd, session_id=sid)
+    paths.ensure_project_dir()
+    writer = TranscriptWriter(paths)
+    await writer.append_messages(
+        [
+            UserMessage(content=question, timestamp=when),
+            AssistantMessage(message_id=f"m-{sid[:4]}", content=[TextBlock(text="noted")], timestamp=when),
+        ]
+    )
+    await writer.close()
+    return paths.transcript
+
+
+async def test_continue_previews_the_newest_session_and_the_launch_resumes_that_one_without_listing_again(
+    tmp_path, monkeypatch
+):
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    cwd.mkdir()
+    for key, value in {
+        "AGENT_REPL_HOME": str(home), "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"
+    }.items():  # fmt: skip
+        monkeypatch.setenv(key, value)
+    # The newer session is written first: the choice is by last activity, as --continue's is.
+    newer = await write_session_at(home, cwd, "5e55a0de-0000-4000-8000-00000000000b", "the newer one", "2026-12-06T10:00:00.000Z")
+    await write_session_at(home, cwd, "5e55a0de-0000-4000-8000-00000000000a", "the older one", "2026-12-05T10:00:00.000Z")
+    args = build_parser().parse_args(["--continue"])
+    continued = ContinueChoice()
+
+    preview = _tail_preview(args, cwd, continued)
+
+    assert preview is not None
+    assert [m.text() for m in preview()][0] == "the newer one"
+    assert continued.path == newer
+    listings: list = []
+    real_list = bootstrap.list_sessions
+    monkeypatch.setattr(bootstrap, "list_sessions", lambda project: listings.append(project) or real_list(project))
+    monkeypatch.setattr(cli, "_resolved_model", lambda settings, offline=False: settings)  # no endpoint here
+    with ExitStack() as stack:
+        launch = prepare_launch(args, cwd, stack, None, continued)
+    assert launch.resume is not None and launch.resume.path == newer and launch.resume.owned
+    assert listings == []  # the preview's listing was the only one
+
+    # A choice that is not a session of this folder in the settings' home is not trusted: the
+    # launch lists the sessions itself, and finds the same newest one.
+    elsewhere = tmp_path / "elsewhere" / newer.name
+    elsewhere.parent.mkdir()
+    elsewhere.write_bytes(newer.read_bytes())
+    with ExitStack() as stack:
+        launch = prepare_launch(args, cwd, stack, None, ContinueChoice(elsewhere))
+    assert launch.resume is not None and launch.resume.path == newer and len(listings) == 1
