@@ -131,9 +131,14 @@ def test_resumed_claude_code_sessions_read_as_claude_code_shows_them(tmux_bed: T
 
     # /context's output as it printed it (its colour codes), then /export and /exit with theirs.
     term.submit(f"/resume {_first_lines(WSD, 60, project / 'context.jsonl')}")
-    # The status line can change before the old session's lines are repainted: wait for the new view.
+    # The status line can change before the old session's lines are repainted: wait for the new view,
+    # settled with /resume's own note below the end of the /context output (its first lines, taller
+    # than the screen, are above it then: a check on them passed only while a frame before the note
+    # was on screen, and failed a soak's run that read the screen later).
     term.wait_until(
-        lambda s: "claude-opus-4-5-20251101 · 126k/200k tokens (63%)" in unwrapped(s)
+        lambda s: "Free space: 71k (35.6%)" in unwrapped(s)
+        and "└ open-ticket: 6 tokens" in s
+        and "resumed session" in s
         and "␛" not in s
         and "local-command" not in s,
         "/context's output without escapes or its wrapper tags",
